@@ -1,0 +1,26 @@
+import { Tokenizer } from '@huggingface/tokenizers';
+import { PromptencError } from '../errors.js';
+import type { Backend, BackendInit } from './types.js';
+
+/**
+ * The reference backend over @huggingface/tokenizers (pure JS). It is the fallback
+ * for every configuration the native core does not handle exactly.
+ */
+export function createJsBackend(init: BackendInit): Backend {
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = new Tokenizer(init.tokenizerJson, init.tokenizerConfig);
+  } catch (err) {
+    throw new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json could not be built: ${(err as Error).message}`, { cause: err });
+  }
+  const encode = (text: string): Uint32Array => Uint32Array.from(tokenizer.encode(text, { add_special_tokens: false }).ids);
+  return {
+    kind: 'js',
+    encode,
+    count: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
+    decode: (ids, skipSpecialTokens) =>
+      tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false }),
+    encodeAsync: async (text) => encode(text),
+    encodeBatch: async (texts) => texts.map(encode),
+  };
+}

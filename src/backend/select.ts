@@ -1,0 +1,38 @@
+import { PromptencError } from '../errors.js';
+import { createJsBackend } from './js.js';
+import type { Backend, BackendChoice, BackendInit } from './types.js';
+
+let warnedUnavailable = false;
+
+/**
+ * Pick the backend: 'js' and 'native' are exact requests (native throws when it cannot
+ * serve this tokenizer exactly); 'auto' prefers native and falls back to js, warning once
+ * per process only when the addon itself is missing (an unsupported config is expected).
+ */
+export async function createBackend(init: BackendInit, choice: BackendChoice): Promise<Backend> {
+  if (choice === 'js') return createJsBackend(init);
+  let native: typeof import('./native.js');
+  try {
+    native = await import('./native.js');
+  } catch (err) {
+    const e = new PromptencError('E_NATIVE_UNAVAILABLE', `native backend module failed to load: ${(err as Error).message}`, { cause: err });
+    if (choice === 'native') throw e;
+    return fallback(init, e);
+  }
+  try {
+    return native.createNativeBackend(init);
+  } catch (err) {
+    if (choice === 'native' || !(err instanceof PromptencError)) throw err;
+    if (err.code === 'E_NATIVE_UNSUPPORTED') return createJsBackend(init);
+    if (err.code === 'E_NATIVE_UNAVAILABLE') return fallback(init, err);
+    throw err;
+  }
+}
+
+function fallback(init: BackendInit, err: PromptencError): Backend {
+  if (!warnedUnavailable && !process.env.PROMPTENC_QUIET) {
+    warnedUnavailable = true;
+    process.emitWarning(`promptenc: native addon unavailable, using the JS backend (${err.message.split('\n')[0]})`, { code: 'PROMPTENC_NATIVE_FALLBACK' });
+  }
+  return createJsBackend(init);
+}

@@ -1,0 +1,62 @@
+/**
+ * The one interface that both encoders implement. PromptTokenizer owns policy
+ * (BOS/EOS from tokenizer_config, chat templates, validation); a Backend only
+ * turns text into IDs and back, with exact Hugging Face `tokenizers` semantics.
+ */
+export type BackendKind = 'native' | 'js';
+export type BackendChoice = BackendKind | 'auto';
+
+/** An entry of tokenizer.json `added_tokens`, as Hugging Face defines it. */
+export interface AddedTokenSpec {
+  id: number;
+  content: string;
+  special: boolean;
+  lstrip: boolean;
+  rstrip: boolean;
+  single_word: boolean;
+  normalized: boolean;
+}
+
+/** The parsed tokenizer.json, with only the fields promptenc reads typed. */
+export interface TokenizerJson {
+  added_tokens?: AddedTokenSpec[];
+  normalizer?: unknown;
+  pre_tokenizer?: unknown;
+  post_processor?: unknown;
+  decoder?: unknown;
+  model: {
+    type?: string;
+    vocab: Record<string, number> | unknown;
+    merges?: unknown[];
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** What a backend needs to build itself. Both files are already parsed and validated. */
+export interface BackendInit {
+  tokenizerJson: TokenizerJson;
+  /** tokenizer_config.json, or {} when absent. */
+  tokenizerConfig: Record<string, unknown>;
+}
+
+export interface Backend {
+  readonly kind: BackendKind;
+  /**
+   * Added-token split, normalizer, pre-tokenizer and model, exactly as HF
+   * `encode(text, add_special_tokens=False)`. No post-processor: BOS/EOS are
+   * added by PromptTokenizer so that both backends share one policy.
+   */
+  encode(text: string): Uint32Array;
+  /** Always equals encode(text).length; a backend may avoid building the array. */
+  count(text: string): number;
+  /**
+   * HF `decode`: added tokens become their content, the rest goes through the
+   * decoder; no `clean_up_tokenization_spaces`. Unknown IDs are skipped, as in HF.
+   */
+  decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
+  /** Encode off the main thread when the backend can; otherwise resolves encode(text). */
+  encodeAsync(text: string): Promise<Uint32Array>;
+  /** Encode many texts, using up to `threads` worker threads when the backend can. */
+  encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
+}

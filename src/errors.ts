@@ -1,0 +1,38 @@
+/**
+ * Every error promptenc throws on purpose is a PromptencError with a stable `code`.
+ * Codes are part of the public API: tests and callers branch on them, never on messages.
+ */
+export type ErrorCode =
+  | 'E_TOKENIZER_NOT_FOUND'
+  | 'E_TOKENIZER_INVALID'
+  | 'E_TEMPLATE'
+  | 'E_TEMPLATE_MISSING'
+  | 'E_MESSAGES_INVALID'
+  | 'E_ARGUMENT'
+  | 'E_IDS_INVALID'
+  | 'E_NATIVE_UNAVAILABLE'
+  | 'E_NATIVE_UNSUPPORTED'
+  | 'E_BUDGET'
+  | 'E_IO';
+
+export class PromptencError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PromptencError';
+    this.code = code;
+  }
+}
+
+/** Describe a received value for an error message: `3 of type number`, `null`, `an array`. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (typeof value === 'string') {
+    const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
+    return `${JSON.stringify(shown)} of type string`;
+  }
+  if (typeof value === 'object') return `an object`;
+  return `${String(value)} of type ${typeof value}`;
+}

