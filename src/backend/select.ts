@@ -32,7 +32,8 @@ export async function createBackend(init: BackendInit, choice: BackendChoice): P
 function fallback(init: BackendInit, err: PromptencError): Backend {
   if (!warnedUnavailable && !process.env.PROMPTENC_QUIET) {
     warnedUnavailable = true;
-    process.emitWarning(`promptenc: native addon unavailable, using the JS backend (${err.message.split('\n')[0]})`, { code: 'PROMPTENC_NATIVE_FALLBACK' });
+    // One line on stderr, not process.emitWarning: Node appends a second "--trace-warnings" line.
+    process.stderr.write(`promptenc: warning: native addon unavailable, using the JS backend (${err.message.split('\n')[0]})\n`);
   }
   return createJsBackend(init);
 }
