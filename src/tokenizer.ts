@@ -5,10 +5,30 @@ import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
 import { compileTemplate } from './template/render.js';
 import { validateMessages, validateTools, type ChatMessage, type ToolDefinition } from './template/messages.js';
+import { AddedTokenScanner, matchesAgree } from './split.js';
+import { byteLevelTokenLengths } from './offsets.js';
+import { preTokenizerFamily } from './families.js';
+import { EncodeSession, type SessionHost } from './session.js';
+import { SegmentCache, type SegmentCacheStats } from './segment-cache.js';
+import { attribute, markerWrapper, searchSpans, stripMarkers, tokenStarts, type ChatTokenBreakdown } from './accounting.js';
+import type { TokenizerJson } from './backend/types.js';
 
 export interface LoadOptions {
   /** 'auto' (default) uses the native core when it handles this tokenizer exactly, else JS. */
   backend?: BackendChoice;
+  /** Cache the IDs of text chunks between added tokens, bounded in bytes (LRU). Off by default. */
+  segmentCache?: { maxBytes: number };
+}
+
+export interface FitOptions extends ChatOptions {
+  maxTokens: number;
+}
+
+export interface FitResult {
+  messages: ChatMessage[];
+  count: number;
+  /** Indices (in the input) of the messages that were dropped, oldest first. */
+  dropped: number[];
 }
 
 export interface EncodeOptions {
@@ -74,6 +94,10 @@ export class PromptTokenizer {
   private readonly wrap: SequenceWrap;
   private readonly specialStrings: Record<string, string | string[]>;
   private readonly templates: { default?: string; named: Map<string, string> };
+  private readonly json: TokenizerJson;
+  private scannerValue: AddedTokenScanner | undefined;
+  private tokenLengthsValue: Uint16Array | undefined | null = null;
+  private cache: SegmentCache | undefined;
 
   /** @internal use loadTokenizer */
   constructor(
@@ -101,6 +125,95 @@ export class PromptTokenizer {
       def = named.get('default');
     }
     this.templates = { default: def, named };
+    this.json = files.tokenizerJson;
+  }
+
+  /** The added-token scanner (built on first use: sessions, cache, accounting). */
+  private get scanner(): AddedTokenScanner {
+    return (this.scannerValue ??= new AddedTokenScanner(this.json));
+  }
+
+  private get tokenLengths(): Uint16Array | undefined {
+    if (this.tokenLengthsValue === null) this.tokenLengthsValue = byteLevelTokenLengths(this.json);
+    return this.tokenLengthsValue;
+  }
+
+  /**
+   * Turn on the segment cache: text between safe added-token cuts is encoded once and
+   * reused (LRU, bounded by `maxBytes`). Returns nothing; see segmentCacheStats().
+   */
+  enableSegmentCache(opts: { maxBytes: number }): void {
+    checkOptions(opts, 'options');
+    const max = opts?.maxBytes;
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1024) {
+      throw new PromptencError('E_ARGUMENT', `options.maxBytes: expected an integer >= 1024, received ${describeValue(max)}`);
+    }
+    this.cache = new SegmentCache(max);
+  }
+
+  disableSegmentCache(): void {
+    this.cache = undefined;
+  }
+
+  segmentCacheStats(): SegmentCacheStats | undefined {
+    return this.cache?.stats();
+  }
+
+  /**
+   * encode(text, addSpecialTokens=false) through the segment cache when it is on.
+   * Chunks end at safe added-token cuts, so their IDs concatenate to the full encoding.
+   */
+  private encodeBody(text: string, cache = this.cache): Uint32Array {
+    if (!cache || text.length === 0) return this.impl.encode(text);
+    const scanner = this.scanner;
+    const matches = scanner.scan(text);
+    const parts: Uint32Array[] = [];
+    let total = 0;
+    let chunkStart = 0;
+    let firstMatch = 0;
+    for (let m = 0; m <= matches.length; m++) {
+      const last = m === matches.length;
+      if (!last && !matches[m]!.safeEnd) continue;
+      const chunkEnd = last ? text.length : matches[m]!.end;
+      if (chunkEnd === chunkStart) continue;
+      const chunk = text.slice(chunkStart, chunkEnd);
+      let ids = cache.get(chunk);
+      if (!ids) {
+        ids = this.impl.encode(chunk);
+        const local = matches.slice(firstMatch, last ? matches.length : m + 1).map((x) => ({ ...x, start: x.start - chunkStart, end: x.end - chunkStart }));
+        // The chunk must hold exactly the added tokens the scanner saw, else the cut is not trusted.
+        if (!matchesAgree(local, ids, scanner.ids)) return this.impl.encode(text);
+        cache.set(chunk, ids);
+      }
+      parts.push(ids);
+      total += ids.length;
+      chunkStart = chunkEnd;
+      firstMatch = m + 1;
+    }
+    const out = new Uint32Array(total);
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+
+  /** An incremental encoder for a growing text or conversation; see EncodeSession. */
+  createSession(): PromptSession {
+    const family = preTokenizerFamily(this.json);
+    const host: SessionHost = {
+      encodeBody: (text) => this.encodeBody(text),
+      scanner: this.scanner,
+      tokenLengths: this.tokenLengths,
+      newlineBreaks: family !== undefined && family !== 'gpt2',
+    };
+    return new PromptSession(this, new EncodeSession(host));
+  }
+
+  /** @internal used by PromptSession */
+  wrapForSession(body: Uint32Array, opts: EncodeOptions): Uint32Array {
+    return opts.addSpecialTokens === false ? body : this.wrapIds(body);
   }
 
   /** The model's default chat template source, if it has one. */
@@ -111,7 +224,7 @@ export class PromptTokenizer {
   encode(text: string, opts: EncodeOptions = {}): Uint32Array {
     checkText(text);
     checkOptions(opts, 'options');
-    const body = this.impl.encode(text);
+    const body = this.encodeBody(text);
     if (opts.addSpecialTokens === false) return body;
     return this.wrapIds(body);
   }
@@ -119,7 +232,7 @@ export class PromptTokenizer {
   count(text: string, opts: EncodeOptions = {}): number {
     checkText(text);
     checkOptions(opts, 'options');
-    const n = this.impl.count(text);
+    const n = this.cache ? this.encodeBody(text).length : this.impl.count(text);
     return opts.addSpecialTokens === false ? n : n + this.wrap.prefix.length + this.wrap.suffix.length;
   }
 
@@ -170,11 +283,111 @@ export class PromptTokenizer {
    * tokens, because the template already wrote BOS where the model wants it.
    */
   encodeChat(messages: ChatMessage[], opts: ChatOptions = {}): Uint32Array {
-    return this.impl.encode(this.renderChat(messages, opts));
+    return this.encodeBody(this.renderChat(messages, opts));
   }
 
   countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
-    return this.impl.count(this.renderChat(messages, opts));
+    const prompt = this.renderChat(messages, opts);
+    return this.cache ? this.encodeBody(prompt).length : this.impl.count(prompt);
+  }
+
+  /**
+   * Which tokens of the prompt each message, the tool list and the template produced.
+   * The parts sum to `total`, which equals countChat. The rule is in src/accounting.ts.
+   */
+  countChatByMessage(messages: ChatMessage[], opts: ChatOptions = {}): ChatTokenBreakdown {
+    const prompt = this.renderChat(messages, opts);
+    const ids = this.encodeBody(prompt);
+    const checked = validateMessages(messages);
+    const tools = validateTools(opts.tools);
+    const source = this.templateSource(opts.chatTemplate, tools);
+    let spans: ReturnType<typeof searchSpans> | undefined;
+    try {
+      const marked = compileTemplate(source).render({
+        messages: checked,
+        tools,
+        addGenerationPrompt: opts.addGenerationPrompt ?? true,
+        specialTokens: this.specialStrings,
+        kwargs: opts.kwargs,
+        now: opts.now,
+        wrap: markerWrapper(),
+      });
+      const stripped = stripMarkers(marked);
+      if (stripped && stripped.text === prompt) spans = stripped.spans;
+    } catch {
+      // A template that inspects text may fail on marked text; fall back to searching.
+    }
+    spans ??= searchSpans(prompt, checked.map((m) => (typeof m.content === 'string' ? m.content : undefined)));
+    const starts = tokenStarts(prompt, ids, this.tokenLengths, this.scanner) ?? this.approximateStarts(prompt, ids);
+    return attribute(prompt.length, starts, spans, checked.length);
+  }
+
+  /** Token starts from decoded lengths, for models whose offsets cannot be computed exactly. */
+  private approximateStarts(prompt: string, ids: Uint32Array): Int32Array {
+    const starts = new Int32Array(ids.length);
+    let pos = 0;
+    for (let t = 0; t < ids.length; t++) {
+      starts[t] = Math.min(pos, prompt.length);
+      pos += this.impl.decode(ids.subarray(t, t + 1), false).length;
+    }
+    return starts;
+  }
+
+  /**
+   * Drop the oldest turns until the prompt fits in `maxTokens`. System/developer messages
+   * and everything from the last user message on are never dropped; a turn (a user
+   * message up to the next one) goes whole, so a tool call never loses its results.
+   * Candidates are encoded through a segment cache, so the search costs about one encode.
+   */
+  fitChat(messages: ChatMessage[], opts: FitOptions): FitResult {
+    checkOptions(opts, 'options');
+    const max = opts?.maxTokens;
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 0) {
+      throw new PromptencError('E_ARGUMENT', `options.maxTokens: expected a non-negative integer, received ${describeValue(max)}`);
+    }
+    const checked = validateMessages(messages);
+    const { maxTokens: _max, ...chatOpts } = opts;
+    const cache = this.cache ?? new SegmentCache(64 * 1024 * 1024);
+    const countFor = (dropUnits: number): { kept: ChatMessage[]; dropped: number[]; count: number } => {
+      const dropped = units.slice(0, dropUnits).flat();
+      const drop = new Set(dropped);
+      const kept = checked.filter((_, i) => !drop.has(i));
+      return { kept, dropped, count: this.encodeBody(this.renderChat(kept, chatOpts), cache).length };
+    };
+    // Units: the droppable turns, oldest first.
+    let lastUser = -1;
+    checked.forEach((m, i) => {
+      if (m.role === 'user') lastUser = i;
+    });
+    const units: number[][] = [];
+    for (let i = 0; i < (lastUser < 0 ? 0 : lastUser); i++) {
+      const role = checked[i]!.role;
+      if (role === 'system' || role === 'developer') continue;
+      if (role === 'user' || units.length === 0) units.push([i]);
+      else units[units.length - 1]!.push(i);
+    }
+    const full = countFor(0);
+    if (full.count <= max) return { messages: full.kept, count: full.count, dropped: [] };
+    const minimal = countFor(units.length);
+    if (minimal.count > max) {
+      throw new PromptencError(
+        'E_BUDGET',
+        `the conversation needs at least ${minimal.count} tokens after dropping every droppable turn (system messages and the last user turn stay), more than maxTokens ${max}`,
+      );
+    }
+    // Fewest dropped turns that fit; the count shrinks as turns go, so binary search.
+    let lo = 1;
+    let hi = units.length;
+    let best = minimal;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = countFor(mid);
+      if (c.count <= max) {
+        best = c;
+        hi = mid;
+      } else lo = mid + 1;
+    }
+    return { messages: best.kept, count: best.count, dropped: best.dropped };
   }
 
   private wrapIds(body: Uint32Array): Uint32Array {
@@ -202,6 +415,41 @@ export class PromptTokenizer {
   }
 }
 
+/**
+ * A session: the same results as the tokenizer's encode / encodeChat, computed
+ * incrementally from the previous call (see EncodeSession for the exactness argument).
+ * Sessions are independent; many may share one tokenizer.
+ */
+export class PromptSession {
+  /** @internal use tok.createSession() */
+  constructor(
+    private readonly tok: PromptTokenizer,
+    private readonly inner: EncodeSession,
+  ) {}
+
+  encode(text: string, opts: EncodeOptions = {}): Uint32Array {
+    checkText(text);
+    checkOptions(opts, 'options');
+    return this.tok.wrapForSession(this.inner.encodeBody(text), opts);
+  }
+
+  encodeChat(messages: ChatMessage[], opts: ChatOptions = {}): Uint32Array {
+    return this.inner.encodeBody(this.tok.renderChat(messages, opts));
+  }
+
+  countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
+    return this.encodeChat(messages, opts).length;
+  }
+
+  stats(): { reusedChars: number; encodedChars: number; calls: number } {
+    return this.inner.stats();
+  }
+
+  reset(): void {
+    this.inner.reset();
+  }
+}
+
 /** Load a tokenizer from a model directory, a tokenizer.json path or a bundled name. */
 export async function loadTokenizer(source: string, opts: LoadOptions = {}): Promise<PromptTokenizer> {
   checkOptions(opts, 'options');
@@ -211,5 +459,7 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   }
   const files = await readTokenizerFiles(source);
   const impl = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig }, choice);
-  return new PromptTokenizer(impl, files);
+  const tok = new PromptTokenizer(impl, files);
+  if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);
+  return tok;
 }

@@ -128,20 +128,65 @@ function attachArgumentTexts(messagesValue: RuntimeLike, texts: Map<string, stri
   });
 }
 
-/** Copy messages so that the template sees arguments as mappings; the caller's objects are not touched. */
-function prepareMessages(messages: readonly ChatMessage[]): { messages: unknown[]; texts: Map<string, string> } {
+/** Marks a piece of caller text with its owner (used by token accounting); identity when rendering normally. */
+export type FieldWrapper = (text: string, owner: number) => string;
+
+function wrapDeep(value: unknown, owner: number, wrap: FieldWrapper): unknown {
+  if (typeof value === 'string') return wrap(value, owner);
+  if (Array.isArray(value)) return value.map((v) => wrapDeep(v, owner, wrap));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wrap(k, owner), wrapDeep(v, owner, wrap)]));
+  }
+  return value;
+}
+
+function wrapContent(content: ChatMessage['content'], owner: number, wrap: FieldWrapper): ChatMessage['content'] {
+  if (typeof content === 'string') return wrap(content, owner);
+  if (Array.isArray(content)) return content.map((part) => (typeof part.text === 'string' ? { ...part, text: wrap(part.text, owner) } : part));
+  return content;
+}
+
+/**
+ * Copy messages so that the template sees arguments as mappings; the caller's objects
+ * are not touched. With `wrap`, every text the caller wrote (content, reasoning, tool-call
+ * names and arguments) is wrapped so accounting can find what it rendered to.
+ */
+function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper): { messages: unknown[]; texts: Map<string, string> } {
   const texts = new Map<string, string>();
   const out = messages.map((m, i) => {
-    if (!m.tool_calls || m.tool_calls.length === 0) return m;
+    let msg: ChatMessage = m;
+    if (wrap) {
+      msg = { ...m, content: wrapContent(m.content, i, wrap) };
+      if (typeof m.reasoning_content === 'string') msg.reasoning_content = wrap(m.reasoning_content, i);
+    }
+    if (!m.tool_calls || m.tool_calls.length === 0) return msg;
     const toolCalls = m.tool_calls.map((tc, j) => {
+      const name = wrap ? wrap(tc.function.name, i) : tc.function.name;
       const a = argumentsOf(tc.function.arguments);
-      if (!a) return tc;
-      texts.set(`${i}.${j}`, a.text);
-      return { ...tc, function: { ...tc.function, arguments: a.parsed } };
+      if (!a) {
+        const raw = tc.function.arguments;
+        return { ...tc, function: { ...tc.function, name, arguments: wrap && typeof raw === 'string' ? wrap(raw, i) : raw } };
+      }
+      texts.set(`${i}.${j}`, wrap ? wrap(a.text, i) : a.text);
+      const parsed = wrap ? (wrapDeep(a.parsed, i, wrap) as Record<string, unknown>) : a.parsed;
+      return { ...tc, function: { ...tc.function, name, arguments: parsed } };
     });
-    return { ...m, tool_calls: toolCalls };
+    return { ...msg, tool_calls: toolCalls };
   });
   return { messages: out, texts };
+}
+
+/** Tools with their names and descriptions wrapped; schema keywords stay intact so templates can inspect them. */
+function prepareTools(tools: readonly ToolDefinition[] | undefined, owner: number, wrap?: FieldWrapper): unknown {
+  if (!tools || !wrap) return tools ?? null;
+  const wrapDescriptions = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(wrapDescriptions);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, (k === 'description' || k === 'name') && typeof x === 'string' ? wrap(x, owner) : wrapDescriptions(x)]),
+    );
+  };
+  return tools.map(wrapDescriptions);
 }
 
 export interface RenderContext {
@@ -153,6 +198,8 @@ export interface RenderContext {
   kwargs?: Record<string, unknown>;
   /** Clock for strftime_now; tests pin it. */
   now?: () => Date;
+  /** Accounting only: wrap caller text; tools get owner `messages.length`. */
+  wrap?: FieldWrapper;
 }
 
 /** A chat template parsed once and rendered many times. */
@@ -178,13 +225,13 @@ export class ChatTemplate {
       },
       strftime_now: (format: unknown) => strftime(now(), String(format)),
     };
-    const { messages, texts } = prepareMessages(ctx.messages);
+    const { messages, texts } = prepareMessages(ctx.messages, ctx.wrap);
     // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
     const vars: Record<string, unknown> = {
       ...globals,
       ...ctx.specialTokens,
       messages,
-      tools: ctx.tools ?? null,
+      tools: prepareTools(ctx.tools, ctx.messages.length, ctx.wrap),
       documents: null,
       add_generation_prompt: ctx.addGenerationPrompt,
       ...ctx.kwargs,

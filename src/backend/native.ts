@@ -1,0 +1,393 @@
+/**
+ * The native backend: the only module that loads build/Release/promptenc.node.
+ *
+ * What crosses into C++ once per tokenizer: the model vocab as raw bytes
+ * (one Uint8Array + Uint32Array offsets), the merges as (left, right, merged)
+ * id triples in rank order, the added tokens as plain objects, and the
+ * pre-tokenizer / normalizer as enums. Regex strings never cross: a tokenizer
+ * whose pre-tokenizer is not one of the recognised families is reported as
+ * unsupported (nativeUnsupportedReason) and served by the JS backend.
+ *
+ * NFC (Qwen): the core does not normalize. encode() checks `text.normalize('NFC')
+ * === text`; when true every added-token gap is NFC as well (gaps are cut at
+ * added tokens whose ASCII delimiters never compose), so the core is exact.
+ * Otherwise that one call is delegated to an exact JS backend built lazily.
+ */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PromptencError } from '../errors.js';
+import { createJsBackend } from './js.js';
+import type { AddedTokenSpec, Backend, BackendInit, TokenizerJson } from './types.js';
+
+/** Mirrors promptenc::PreTokenizerKind in native/core/pretokenizer.h. */
+const enum PreTokenizerKind {
+  Gpt2 = 0,
+  Cl100k = 1,
+  Qwen2 = 2,
+  O200k = 3,
+  DeepSeekV3 = 4,
+}
+/** Mirrors promptenc::NormalizerKind in native/core/encoder.h. */
+const enum NormalizerKind {
+  None = 0,
+  Nfc = 1,
+}
+
+// Exact regex strings (as they appear in tokenizer.json) of the recognised families.
+const CL100K_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const QWEN2_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const O200K_REGEX =
+  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const DEEPSEEK_REGEXES = [
+  '\\p{N}{1,3}',
+  '[一-龥぀-ゟ゠-ヿ]+',
+  "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+];
+
+/** The N-API surface of promptenc.node (native/binding.cc). */
+interface NativeEncoder {
+  encode(text: string | Uint8Array): Uint32Array;
+  count(text: string | Uint8Array): number;
+  decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
+  encodeAsync(text: string | Uint8Array): Promise<Uint32Array>;
+  encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
+}
+interface NativeAddon {
+  Encoder: new (spec: NativeSpec) => NativeEncoder;
+  abiVersion: number;
+}
+interface NativeSpec {
+  vocabBytes: Uint8Array;
+  vocabOffsets: Uint32Array;
+  vocabEncodable: Uint8Array;
+  merges: Uint32Array;
+  added: Array<AddedTokenSpec & { pattern: string }>;
+  preTokenizer: PreTokenizerKind;
+  normalizer: NormalizerKind;
+  addPrefixSpace: boolean;
+  ignoreMerges: boolean;
+}
+
+function defaultAddonPath(): string {
+  // dist/backend/native.js (or src/backend/native.ts under vitest) → <package>/build/Release.
+  const here = dirname(fileURLToPath(import.meta.url));
+  return resolve(here, '..', '..', 'build', 'Release', 'promptenc.node');
+}
+
+function addonPath(): string {
+  return process.env.PROMPTENC_NATIVE_PATH || defaultAddonPath();
+}
+
+let loaded: { addon?: NativeAddon; error?: string; path: string } | undefined;
+
+function loadAddon(): { addon?: NativeAddon; error?: string; path: string } {
+  const path = addonPath();
+  if (loaded && loaded.path === path) return loaded;
+  try {
+    if (!existsSync(path)) throw new Error(`file not found: ${path}`);
+    const addon = createRequire(import.meta.url)(path) as NativeAddon;
+    if (typeof addon?.Encoder !== 'function') throw new Error(`${path} does not export Encoder`);
+    loaded = { addon, path };
+  } catch (err) {
+    loaded = { error: (err as Error).message, path };
+  }
+  return loaded;
+}
+
+/** Whether the addon loads, and from where. Never throws. */
+export function nativeAddonStatus(): { available: boolean; error?: string; path: string } {
+  const s = loadAddon();
+  return s.addon ? { available: true, path: s.path } : { available: false, error: s.error, path: s.path };
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const typeName = (v: unknown): string => (isObj(v) && typeof v.type === 'string' ? v.type : JSON.stringify(v));
+
+interface Recognised {
+  preTokenizer: PreTokenizerKind;
+  addPrefixSpace: boolean;
+  normalizer: NormalizerKind;
+}
+
+function regexOf(split: Obj): string | undefined {
+  const p = split.pattern;
+  return isObj(p) && typeof p.Regex === 'string' ? p.Regex : undefined;
+}
+
+function isIsolatedSplit(p: unknown, regex: string): boolean {
+  return isObj(p) && p.type === 'Split' && regexOf(p) === regex && p.behavior === 'Isolated' && p.invert === false;
+}
+
+function recognisePreTokenizer(pre: unknown): { kind: PreTokenizerKind; addPrefixSpace: boolean } | string {
+  if (isObj(pre) && pre.type === 'ByteLevel') {
+    if (pre.use_regex === false) return 'pre_tokenizer ByteLevel without use_regex (no split) is not supported';
+    return { kind: PreTokenizerKind.Gpt2, addPrefixSpace: pre.add_prefix_space === true };
+  }
+  if (!isObj(pre) || pre.type !== 'Sequence' || !Array.isArray(pre.pretokenizers)) {
+    return `pre_tokenizer ${pre === null || pre === undefined ? 'null' : `"${typeName(pre)}"`} is not supported`;
+  }
+  const list = pre.pretokenizers as unknown[];
+  const last = list[list.length - 1];
+  if (!isObj(last) || last.type !== 'ByteLevel') return 'pre_tokenizer Sequence does not end with ByteLevel';
+  if (last.use_regex !== false) return 'pre_tokenizer ByteLevel with use_regex after a Split is not supported';
+  if (last.add_prefix_space === true) return 'pre_tokenizer ByteLevel add_prefix_space after a Split is not supported';
+  const splits = list.slice(0, -1);
+  if (splits.length === 1) {
+    const s = splits[0];
+    if (isIsolatedSplit(s, CL100K_REGEX)) return { kind: PreTokenizerKind.Cl100k, addPrefixSpace: false };
+    if (isIsolatedSplit(s, QWEN2_REGEX)) return { kind: PreTokenizerKind.Qwen2, addPrefixSpace: false };
+    if (
+      isObj(s) &&
+      s.type === 'Split' &&
+      regexOf(s) === O200K_REGEX &&
+      ((s.behavior === 'Isolated' && s.invert === false) || (s.behavior === 'Removed' && s.invert === true))
+    ) {
+      // Removed+invert keeps the matches and drops the gaps; this regex leaves no gaps.
+      return { kind: PreTokenizerKind.O200k, addPrefixSpace: false };
+    }
+  }
+  if (splits.length === 3 && splits.every((s, i) => isIsolatedSplit(s, DEEPSEEK_REGEXES[i]!))) {
+    return { kind: PreTokenizerKind.DeepSeekV3, addPrefixSpace: false };
+  }
+  return 'pre_tokenizer Split regex not recognised';
+}
+
+function recogniseNormalizer(n: unknown): NormalizerKind | string {
+  if (n === null || n === undefined) return NormalizerKind.None;
+  if (isObj(n) && n.type === 'NFC') return NormalizerKind.Nfc;
+  if (isObj(n) && n.type === 'Sequence' && Array.isArray(n.normalizers)) {
+    const list = n.normalizers as unknown[];
+    if (list.length === 0) return NormalizerKind.None;
+    if (list.length === 1 && isObj(list[0]) && list[0].type === 'NFC') return NormalizerKind.Nfc;
+    return `normalizer Sequence of ${list.map((x) => `"${typeName(x)}"`).join(', ')} is not supported`;
+  }
+  return `normalizer "${typeName(n)}" is not supported`;
+}
+
+function recognise(json: TokenizerJson): Recognised | string {
+  const model = json.model as Obj | undefined;
+  if (!isObj(model)) return 'model is missing';
+  if (model.type !== undefined && model.type !== 'BPE') return `model.type "${String(model.type)}" is not supported`;
+  if (!isObj(model.vocab) || !Array.isArray(model.merges)) return 'model.vocab / model.merges missing';
+  if (model.byte_fallback === true) return 'model.byte_fallback is not supported';
+  if (model.dropout !== null && model.dropout !== undefined && model.dropout !== 0) return 'model.dropout is not supported';
+  if (typeof model.continuing_subword_prefix === 'string' && model.continuing_subword_prefix !== '')
+    return 'model.continuing_subword_prefix is not supported';
+  if (typeof model.end_of_word_suffix === 'string' && model.end_of_word_suffix !== '')
+    return 'model.end_of_word_suffix is not supported';
+  if (model.unk_token !== null && model.unk_token !== undefined) {
+    // unk is only ever emitted for a byte missing from the vocab.
+    const vocab = model.vocab as Obj;
+    for (let b = 0; b < 256; b++) {
+      if (!(BYTE_CHARS[b]! in vocab)) return 'model.unk_token with an incomplete byte alphabet is not supported';
+    }
+  }
+  const decoder = json.decoder;
+  if (!isObj(decoder) || decoder.type !== 'ByteLevel') {
+    return `decoder ${decoder === null || decoder === undefined ? 'null' : `"${typeName(decoder)}"`} is not supported`;
+  }
+  const pre = recognisePreTokenizer(json.pre_tokenizer);
+  if (typeof pre === 'string') return pre;
+  const normalizer = recogniseNormalizer(json.normalizer);
+  if (typeof normalizer === 'string') return normalizer;
+  return { preTokenizer: pre.kind, addPrefixSpace: pre.addPrefixSpace, normalizer };
+}
+
+/** null when the native core reproduces this tokenizer.json exactly, else the unsupported part. */
+export function nativeUnsupportedReason(json: TokenizerJson): string | null {
+  const r = recognise(json);
+  return typeof r === 'string' ? r : null;
+}
+
+// GPT-2 bytes_to_unicode: BYTE_CHARS[b] is the char standing for byte b.
+const BYTE_CHARS: string[] = (() => {
+  const out: string[] = new Array(256);
+  let k = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    out[b] = String.fromCodePoint(printable ? b : 256 + k++);
+  }
+  return out;
+})();
+const CHAR_TO_BYTE: Map<number, number> = new Map(BYTE_CHARS.map((c, b) => [c.codePointAt(0)!, b]));
+
+/** Raw bytes of a byte-level token string, or null when a char is outside the alphabet. */
+function byteLevelBytes(token: string, scratch: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < token.length; i++) {
+    const b = CHAR_TO_BYTE.get(token.charCodeAt(i));
+    if (b === undefined) return -1;
+    scratch[n++] = b;
+  }
+  return n;
+}
+
+function buildSpec(json: TokenizerJson, r: Recognised): NativeSpec {
+  const model = json.model as Obj;
+  const vocab = model.vocab as Record<string, number>;
+  let size = 0;
+  for (const id of Object.values(vocab)) {
+    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) {
+      throw new PromptencError('E_TOKENIZER_INVALID', `model.vocab: expected non-negative integer ids, received ${String(id)}`);
+    }
+    if (id + 1 > size) size = id + 1;
+  }
+  const tokenById: Array<string | undefined> = new Array(size);
+  for (const [tok, id] of Object.entries(vocab)) tokenById[id] = tok;
+
+  const encoder = new TextEncoder();
+  const chunks: Uint8Array[] = [];
+  const offsets = new Uint32Array(size + 1);
+  const encodable = new Uint8Array(size);
+  const scratch = new Uint8Array(4096);
+  let total = 0;
+  for (let id = 0; id < size; id++) {
+    offsets[id] = total;
+    const tok = tokenById[id];
+    if (tok === undefined) continue;
+    const n = tok.length * 3 <= scratch.length ? byteLevelBytes(tok, scratch) : -1;
+    // ByteLevel decoder rule: a token with a char outside the alphabet decodes to its own UTF-8.
+    const bytes = n >= 0 ? scratch.slice(0, n) : encoder.encode(tok);
+    if (n >= 0) encodable[id] = 1;
+    chunks.push(bytes);
+    total += bytes.length;
+  }
+  offsets[size] = total;
+  const vocabBytes = new Uint8Array(total);
+  let pos = 0;
+  for (const c of chunks) {
+    vocabBytes.set(c, pos);
+    pos += c.length;
+  }
+
+  const merges = model.merges as unknown[];
+  const triples = new Uint32Array(merges.length * 3);
+  let rank = 0;
+  const lookup = (tok: string, what: string): number => {
+    const id = vocab[tok];
+    if (id === undefined) {
+      throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: ${what} ${JSON.stringify(tok)} is not in model.vocab`);
+    }
+    return id;
+  };
+  for (const m of merges) {
+    let a: string, b: string;
+    if (typeof m === 'string') {
+      if (m.startsWith('#version')) continue; // skipped by HF, and not counted as a rank
+      const parts = m.split(' ');
+      if (parts.length !== 2) {
+        throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: expected "left right", received ${JSON.stringify(m)}`);
+      }
+      [a, b] = parts as [string, string];
+    } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === 'string' && typeof m[1] === 'string') {
+      [a, b] = m as [string, string];
+    } else {
+      throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: expected a string or a pair of strings`);
+    }
+    triples[rank * 3] = lookup(a, 'left part');
+    triples[rank * 3 + 1] = lookup(b, 'right part');
+    triples[rank * 3 + 2] = lookup(a + b, 'merged token');
+    rank++;
+  }
+
+  const added = (json.added_tokens ?? []).map((t) => ({
+    id: t.id,
+    content: t.content,
+    pattern: t.normalized && r.normalizer === NormalizerKind.Nfc ? t.content.normalize('NFC') : t.content,
+    special: !!t.special,
+    lstrip: !!t.lstrip,
+    rstrip: !!t.rstrip,
+    single_word: !!t.single_word,
+    normalized: !!t.normalized,
+  }));
+  return {
+    vocabBytes,
+    vocabOffsets: offsets,
+    vocabEncodable: encodable,
+    merges: triples.subarray(0, rank * 3),
+    added,
+    preTokenizer: r.preTokenizer,
+    normalizer: r.normalizer,
+    addPrefixSpace: r.addPrefixSpace,
+    ignoreMerges: model.ignore_merges === true,
+  };
+}
+
+function unavailable(error: string | undefined, path: string): PromptencError {
+  return new PromptencError(
+    'E_NATIVE_UNAVAILABLE',
+    `The native addon could not be loaded from ${path}: ${error ?? 'unknown error'}. ` +
+      'To fix: install cmake and a C++17 compiler, then run `npm run build:native` in the promptenc package ' +
+      '(or set PROMPTENC_NATIVE_PATH to a built promptenc.node), or use backend "js".',
+  );
+}
+
+/** Builds the native backend; throws E_NATIVE_UNSUPPORTED or E_NATIVE_UNAVAILABLE. */
+export function createNativeBackend(init: BackendInit): Backend {
+  const r = recognise(init.tokenizerJson);
+  if (typeof r === 'string') {
+    throw new PromptencError('E_NATIVE_UNSUPPORTED', `The native core cannot reproduce this tokenizer exactly: ${r}`);
+  }
+  const status = loadAddon();
+  if (!status.addon) throw unavailable(status.error, status.path);
+  const spec = buildSpec(init.tokenizerJson, r);
+  let core: NativeEncoder;
+  try {
+    core = new status.addon.Encoder(spec);
+  } catch (err) {
+    const code = (err as { code?: string }).code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE';
+    throw new PromptencError(code, `native encoder construction failed: ${(err as Error).message}`, { cause: err });
+  }
+
+  const nfc = r.normalizer === NormalizerKind.Nfc;
+  let js: Backend | undefined;
+  // Exact fallback for the rare non-NFC input of an NFC tokenizer.
+  const jsFallback = (): Backend => (js ??= createJsBackend(init));
+  const needsFallback = (text: string): boolean => nfc && text.normalize('NFC') !== text;
+  const checkText = (text: unknown, what: string): void => {
+    if (typeof text !== 'string') {
+      throw new PromptencError('E_ARGUMENT', `${what}: expected a string, received ${typeof text}`);
+    }
+  };
+
+  return {
+    kind: 'native',
+    encode(text: string): Uint32Array {
+      checkText(text, 'text');
+      if (needsFallback(text)) return jsFallback().encode(text);
+      return core.encode(text);
+    },
+    count(text: string): number {
+      checkText(text, 'text');
+      if (needsFallback(text)) return jsFallback().count(text);
+      return core.count(text);
+    },
+    decode(ids: Uint32Array, skipSpecialTokens: boolean): string {
+      if (!(ids instanceof Uint32Array)) {
+        throw new PromptencError('E_IDS_INVALID', 'ids: expected a Uint32Array');
+      }
+      return core.decode(ids, !!skipSpecialTokens);
+    },
+    async encodeAsync(text: string): Promise<Uint32Array> {
+      checkText(text, 'text');
+      if (needsFallback(text)) return jsFallback().encode(text);
+      return core.encodeAsync(text);
+    },
+    async encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]> {
+      if (!Array.isArray(texts)) throw new PromptencError('E_ARGUMENT', 'texts: expected an array of strings');
+      texts.forEach((t, i) => checkText(t, `texts[${i}]`));
+      const t = Number.isFinite(threads) && threads >= 1 ? Math.floor(threads) : 1;
+      if (!nfc) return core.encodeBatch(texts, t);
+      const out = await core.encodeBatch(texts.map((x) => (needsFallback(x) ? '' : x)), t);
+      texts.forEach((x, i) => {
+        if (needsFallback(x)) out[i] = jsFallback().encode(x);
+      });
+      return out;
+    },
+  };
+}

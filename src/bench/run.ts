@@ -1,0 +1,435 @@
+/**
+ * The measurement core shared by `promptenc bench` and bench/*.mjs.
+ *
+ * Method (why each step is there):
+ * - Agreement first: every engine encodes the whole corpus once (document by document) and
+ *   we compare token counts and an FNV-1a hash of the ID stream between engines of the same
+ *   vocabulary. A fast wrong encoder is not a result. This pass is also the warm-up (JIT,
+ *   word caches, WASM tiers) and one more warm-up turn follows.
+ * - Alternating turns A B C A B C …: each turn is time-boxed (~turnMs) and walks the corpus
+ *   from where that engine stopped, so machine noise (thermal, other tenants) is spread over
+ *   all engines instead of hitting whoever ran last. One sample = bytes / elapsed of a turn.
+ * - Medians with min/max and IQR, never means: a GC pause or a preemption is one outlier.
+ * - Ratios are computed against promptenc (native if it loaded, else js) in the same run.
+ * - global.gc() between turns, outside the timed region, when node runs with --expose-gc, so
+ *   one engine's garbage is not collected on the next engine's clock.
+ */
+import os from 'node:os';
+import { readFile } from 'node:fs/promises';
+import { buildCorpus, DEFAULT_CORPUS_BYTES, type Corpus } from './corpus.js';
+import { loadEngines, ENGINE_NAMES, PEER_NAMES, type Engine, type EngineName, type EngineSlot, type MissingEngine } from './engines.js';
+import type { ChatMessage } from '../template/messages.js';
+
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  q1: number;
+  q3: number;
+  n: number;
+}
+
+export function spread(values: readonly number[]): Spread {
+  const v = [...values].sort((a, b) => a - b);
+  const n = v.length;
+  if (n === 0) return { median: NaN, min: NaN, max: NaN, q1: NaN, q3: NaN, n: 0 };
+  const at = (p: number) => {
+    const i = (n - 1) * p;
+    const lo = Math.floor(i);
+    const hi = Math.ceil(i);
+    return v[lo]! + (v[hi]! - v[lo]!) * (i - lo);
+  };
+  return { median: at(0.5), min: v[0]!, max: v[n - 1]!, q1: at(0.25), q3: at(0.75), n };
+}
+
+export interface ProgressEvent {
+  phase: string;
+  /** 0..1 over the phase. */
+  fraction: number;
+  detail?: string;
+}
+
+export interface BenchOptions {
+  /** Bundled name, model directory or tokenizer.json path. */
+  source: string;
+  /** A file or directory to use instead of the generated corpus. */
+  corpusPath?: string;
+  corpusSize?: number;
+  seed?: number;
+  /** A messages JSON file (array or {messages, tools}) for encodeChat timing. */
+  messagesPath?: string;
+  /** Max threads for the encodeBatch scaling curve. */
+  threads?: number;
+  /** Measuring time per engine for encode throughput; count and batch get half each. */
+  seconds?: number;
+  /** Engines to include besides promptenc (default: all peers). */
+  peers?: readonly EngineName[];
+  /** Skip phases (bench/*.mjs answer one question each). */
+  skip?: { count?: boolean; chat?: boolean; batch?: boolean };
+  onProgress?: (e: ProgressEvent) => void;
+}
+
+export interface EngineResult {
+  name: EngineName;
+  status: 'ok';
+  package: string;
+  version: string;
+  vocabulary: string;
+  loadMs: number;
+  importMs: number;
+  rssAfterLoadMB: number;
+  encode: { mbps: Spread; tokensPerSec: Spread; turns: number; ratio: number | null };
+  count?: { mbps: Spread; api: string; ratio: number | null };
+  agreement: { tokens: number; idsHash: string; agrees: boolean | null; passMs: number };
+}
+
+export interface BenchResult {
+  schema: 'promptenc-bench/1';
+  date: string;
+  model: string;
+  tokenizerPath: string;
+  vocabulary: string;
+  machine: { cpu: string; cores: number; node: string; platform: string; arch: string; totalMemMB: number };
+  corpus: { sha256: string; bytes: number; documents: number; composition: Corpus['composition']; source: string; seed: number };
+  settings: { seconds: number; threads: number; turnMs: number; gcExposed: boolean };
+  baseline: EngineName | null;
+  engines: Array<EngineResult | MissingEngine>;
+  versions: Record<string, string>;
+  agreement: { ok: boolean; reference: EngineName | null; disagreeing: EngineName[]; note?: string };
+  chat?: { messages: string; engines: Array<{ name: EngineName; renderUs: Spread; encodeChatUs: Spread; tokens: number }>; skipped?: string };
+  batch?: { bytes: number; texts: number; engines: Array<{ name: EngineName; points: Array<{ threads: number; mbps: Spread }> }> };
+  peakRssMB: number;
+  durationMs: number;
+}
+
+const now = () => process.hrtime.bigint();
+const msSince = (t0: bigint) => Number(now() - t0) / 1e6;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** FNV-1a over the IDs, chained across documents: a cheap fingerprint of the full ID stream. */
+function fnv(h: number, ids: ArrayLike<number>): number {
+  for (let i = 0; i < ids.length; i++) {
+    h ^= ids[i]! & 0xffff;
+    h = Math.imul(h, 0x01000193) >>> 0;
+    h ^= ids[i]! >>> 16;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+export function cpuModel(): string {
+  const cpus = os.cpus();
+  return cpus[0]?.model.trim() || 'unknown';
+}
+
+interface Cursor {
+  doc: number;
+}
+
+/** One time-boxed turn of `op` over the corpus starting at the cursor; returns bytes, tokens, ms. */
+async function turn(engine: Engine, op: 'encode' | 'count', corpus: Corpus, cursor: Cursor, turnMs: number) {
+  gc?.();
+  const docs = corpus.documents;
+  let bytes = 0;
+  let tokens = 0;
+  const t0 = now();
+  const budget = BigInt(Math.round(turnMs * 1e6));
+  // The loop body is deliberately the same shape for every engine; async engines pay their
+  // own promise cost because that is their API.
+  do {
+    const d = docs[cursor.doc]!;
+    cursor.doc = (cursor.doc + 1) % docs.length;
+    let n: number;
+    if (op === 'encode') {
+      const r = engine.encode(d.text);
+      n = (engine.async ? await r : (r as ArrayLike<number>)).length;
+    } else {
+      const r = engine.count(d.text);
+      n = engine.async ? await r : (r as number);
+    }
+    bytes += d.bytes;
+    tokens += n;
+  } while (now() - t0 < budget);
+  return { bytes, tokens, ms: msSince(t0) };
+}
+
+async function alternate(
+  engines: Engine[],
+  op: 'encode' | 'count',
+  corpus: Corpus,
+  seconds: number,
+  turnMs: number,
+  progress: (f: number) => void,
+): Promise<Map<EngineName, { mbps: number[]; tps: number[] }>> {
+  const out = new Map<EngineName, { mbps: number[]; tps: number[] }>();
+  const cursors = new Map<EngineName, Cursor>();
+  engines.forEach((e, i) => {
+    out.set(e.name, { mbps: [], tps: [] });
+    // Different start points, so engines do not all time the same few documents first.
+    cursors.set(e.name, { doc: Math.floor((i * corpus.documents.length) / Math.max(1, engines.length)) });
+  });
+  for (const e of engines) await turn(e, op, corpus, cursors.get(e.name)!, Math.min(turnMs, 100)); // warm-up, discarded
+  const spent = new Map<EngineName, number>(engines.map((e) => [e.name, 0]));
+  const target = seconds * 1000;
+  // Turns alternate until every engine has been measured for `seconds`. A slow engine's turn
+  // overshoots by at most one document.
+  while ([...spent.values()].some((s) => s < target)) {
+    for (const e of engines) {
+      if (spent.get(e.name)! >= target) continue;
+      const r = await turn(e, op, corpus, cursors.get(e.name)!, turnMs);
+      spent.set(e.name, spent.get(e.name)! + r.ms);
+      out.get(e.name)!.mbps.push(r.bytes / 1e6 / (r.ms / 1000));
+      out.get(e.name)!.tps.push(r.tokens / (r.ms / 1000));
+    }
+    progress(Math.min(1, Math.min(...spent.values()) / target));
+  }
+  return out;
+}
+
+async function agreementPass(engine: Engine, corpus: Corpus): Promise<{ tokens: number; hash: number; ms: number }> {
+  let tokens = 0;
+  let hash = 0x811c9dc5;
+  gc?.();
+  const t0 = now();
+  for (const d of corpus.documents) {
+    const r = engine.encode(d.text);
+    const ids = engine.async ? await r : (r as ArrayLike<number>);
+    tokens += ids.length;
+    hash = fnv(hash, ids);
+  }
+  return { tokens, hash, ms: msSince(t0) };
+}
+
+async function loadMessages(file: string | undefined): Promise<{ label: string; messages: ChatMessage[] }> {
+  if (file === undefined) {
+    return {
+      label: 'built-in 4-message conversation',
+      messages: [
+        { role: 'system', content: 'You are a concise assistant. Answer in English.' },
+        { role: 'user', content: 'What does byte-pair encoding do to the word "unbelievable"?' },
+        { role: 'assistant', content: 'It splits it into frequent sub-words, for example "un", "bel", "iev", "able", and maps each to an id.' },
+        { role: 'user', content: 'And for 東京 or 🚀? Show the steps, briefly.' },
+      ],
+    };
+  }
+  const data = JSON.parse(await readFile(file, 'utf8')) as unknown;
+  const messages = (Array.isArray(data) ? data : (data as { messages?: unknown }).messages) as ChatMessage[];
+  if (!Array.isArray(messages)) throw new Error(`--messages ${file}: expected an array of messages or {messages: [...]}`);
+  return { label: file, messages };
+}
+
+/** Median µs per call of fn, over ~seconds of calls in batches (one hrtime pair per batch). */
+function perCallUs(fn: () => unknown, seconds: number): Spread {
+  const samples: number[] = [];
+  const end = now() + BigInt(Math.round(seconds * 1e9));
+  let batch = 1;
+  while (now() < end || samples.length < 5) {
+    const t0 = now();
+    for (let i = 0; i < batch; i++) fn();
+    const us = Number(now() - t0) / 1e3 / batch;
+    samples.push(us);
+    if (us * batch < 2000) batch *= 2; // aim for batches of a few ms
+  }
+  return spread(samples.slice(Math.min(3, samples.length - 5)));
+}
+
+export async function runBench(opts: BenchOptions): Promise<BenchResult> {
+  const started = now();
+  const seconds = opts.seconds ?? 3;
+  const turnMs = Math.max(20, Math.min(250, (seconds * 1000) / 8));
+  const threads = opts.threads ?? Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
+  const progress = opts.onProgress ?? (() => {});
+  const peers = opts.peers ?? PEER_NAMES;
+  const names: EngineName[] = ['promptenc-native', 'promptenc-js', ...peers.filter((p) => !p.startsWith('promptenc-'))];
+
+  progress({ phase: 'load', fraction: 0 });
+  const { context, slots } = await loadEngines(opts.source, ENGINE_NAMES.filter((n) => names.includes(n)));
+  const engines = slots.filter((s): s is Engine => s.status === 'ok');
+  progress({ phase: 'load', fraction: 1 });
+  const js = engines.find((e) => e.name === 'promptenc-js');
+  const baseline = engines.find((e) => e.name === 'promptenc-native') ?? js;
+
+  progress({ phase: 'corpus', fraction: 0 });
+  const corpus = buildCorpus({
+    path: opts.corpusPath,
+    sizeBytes: opts.corpusSize ?? DEFAULT_CORPUS_BYTES,
+    seed: opts.seed,
+    tokenizer: baseline?.tokenizer,
+  });
+  progress({ phase: 'corpus', fraction: 1, detail: `${(corpus.bytes / 1e6).toFixed(2)} MB sha256 ${corpus.sha256.slice(0, 12)}` });
+
+  // Agreement (and warm-up).
+  const agreement = new Map<EngineName, { tokens: number; hash: number; ms: number }>();
+  for (const [i, e] of engines.entries()) {
+    progress({ phase: 'agreement', fraction: i / engines.length, detail: e.name });
+    agreement.set(e.name, await agreementPass(e, corpus));
+  }
+  progress({ phase: 'agreement', fraction: 1 });
+  // The reference of each vocabulary group: promptenc-js when present (it is the exact HF
+  // reference), else the first engine of the group.
+  const groups = new Map<string, Engine[]>();
+  for (const e of engines) groups.set(e.vocabulary, [...(groups.get(e.vocabulary) ?? []), e]);
+  const agrees = new Map<EngineName, boolean | null>();
+  const disagreeing: EngineName[] = [];
+  let reference: EngineName | null = null;
+  for (const group of groups.values()) {
+    const ref = group.find((e) => e.name === 'hf-tokenizers') ?? group.find((e) => e.name === 'promptenc-js') ?? group[0]!;
+    reference ??= ref.name;
+    const r = agreement.get(ref.name)!;
+    for (const e of group) {
+      const a = agreement.get(e.name)!;
+      const ok = group.length === 1 ? null : a.tokens === r.tokens && a.hash === r.hash;
+      agrees.set(e.name, ok);
+      if (ok === false) disagreeing.push(e.name);
+    }
+  }
+
+  const enc = await alternate(engines, 'encode', corpus, seconds, turnMs, (f) => progress({ phase: 'encode', fraction: f }));
+  let cnt: Map<EngineName, { mbps: number[]; tps: number[] }> | undefined;
+  if (!opts.skip?.count) cnt = await alternate(engines, 'count', corpus, seconds / 2, turnMs, (f) => progress({ phase: 'count', fraction: f }));
+
+  const base = (m: Map<EngineName, { mbps: number[] }> | undefined) => (baseline && m ? spread(m.get(baseline.name)!.mbps).median : NaN);
+  const baseEnc = base(enc);
+  const baseCnt = base(cnt);
+  const results: Array<EngineResult | MissingEngine> = slots.map((s) => {
+    if (s.status !== 'ok') return s;
+    const a = agreement.get(s.name)!;
+    const mbps = spread(enc.get(s.name)!.mbps);
+    const r: EngineResult = {
+      name: s.name,
+      status: 'ok',
+      package: s.package,
+      version: s.version,
+      vocabulary: s.vocabulary,
+      loadMs: s.loadMs,
+      importMs: s.importMs,
+      rssAfterLoadMB: s.rssAfterLoad / 1048576,
+      encode: { mbps, tokensPerSec: spread(enc.get(s.name)!.tps), turns: mbps.n, ratio: Number.isFinite(baseEnc) ? mbps.median / baseEnc : null },
+      agreement: { tokens: a.tokens, idsHash: a.hash.toString(16).padStart(8, '0'), agrees: agrees.get(s.name) ?? null, passMs: a.ms },
+    };
+    if (cnt) {
+      const c = spread(cnt.get(s.name)!.mbps);
+      r.count = { mbps: c, api: s.countApi, ratio: Number.isFinite(baseCnt) ? c.median / baseCnt : null };
+    }
+    return r;
+  });
+
+  const result: BenchResult = {
+    schema: 'promptenc-bench/1',
+    date: new Date().toISOString(),
+    model: opts.source,
+    tokenizerPath: context.tokenizerPath,
+    vocabulary: context.vocabulary,
+    machine: { cpu: cpuModel(), cores: os.cpus().length, node: process.version, platform: process.platform, arch: process.arch, totalMemMB: Math.round(os.totalmem() / 1048576) },
+    corpus: { sha256: corpus.sha256, bytes: corpus.bytes, documents: corpus.documents.length, composition: corpus.composition, source: corpus.source, seed: corpus.seed },
+    settings: { seconds, threads, turnMs, gcExposed: gc !== undefined },
+    baseline: baseline?.name ?? null,
+    engines: results,
+    versions: Object.fromEntries(slots.map((s) => [s.name, s.version ?? 'not installed'])),
+    agreement: {
+      ok: disagreeing.length === 0,
+      reference,
+      disagreeing,
+      ...(engines.length < 2 ? { note: 'only one engine loaded: nothing to compare' } : {}),
+    },
+    peakRssMB: 0,
+    durationMs: 0,
+  };
+
+  // encodeChat: promptenc only (peers have no HF chat templates).
+  if (!opts.skip?.chat) {
+    const pe = engines.filter((e) => e.tokenizer);
+    const { label, messages } = await loadMessages(opts.messagesPath);
+    if (!pe[0]?.tokenizer?.chatTemplate) {
+      result.chat = { messages: label, engines: [], skipped: `${opts.source} has no chat template` };
+    } else {
+      result.chat = { messages: label, engines: [] };
+      const per = Math.max(0.2, Math.min(1, seconds / 4));
+      for (const [i, e] of pe.entries()) {
+        progress({ phase: 'chat', fraction: i / pe.length, detail: e.name });
+        const tok = e.tokenizer!;
+        const fixed = { now: () => new Date(Date.UTC(2025, 0, 1)) };
+        const tokens = tok.encodeChat(messages, fixed).length;
+        result.chat.engines.push({
+          name: e.name,
+          renderUs: perCallUs(() => tok.renderChat(messages, fixed), per),
+          encodeChatUs: perCallUs(() => tok.encodeChat(messages, fixed), per),
+          tokens,
+        });
+      }
+    }
+  }
+
+  // encodeBatch scaling: 1..threads, promptenc only (we control its threads; Rust tokenizers'
+  // encodeBatch uses its own pool, and the JS peers have no batch API).
+  if (!opts.skip?.batch) {
+    const texts: string[] = [];
+    let bytes = 0;
+    for (const d of corpus.documents) {
+      if (bytes >= 1_000_000) break;
+      texts.push(d.text);
+      bytes += d.bytes;
+    }
+    result.batch = { bytes, texts: texts.length, engines: [] };
+    const pe = engines.filter((e) => e.encodeBatch);
+    const points = pe.length * threads;
+    let done = 0;
+    for (const e of pe) {
+      const curve: Array<{ threads: number; mbps: Spread }> = [];
+      for (let t = 1; t <= threads; t++) {
+        progress({ phase: 'batch', fraction: done++ / points, detail: `${e.name} ×${t}` });
+        const samples: number[] = [];
+        const end = now() + BigInt(Math.round((seconds / 2 / threads) * 1e9));
+        do {
+          gc?.();
+          const t0 = now();
+          await e.encodeBatch!(texts, t);
+          samples.push(bytes / 1e6 / (msSince(t0) / 1000));
+        } while (now() < end);
+        curve.push({ threads: t, mbps: spread(samples) });
+      }
+      result.batch.engines.push({ name: e.name, points: curve });
+    }
+    progress({ phase: 'batch', fraction: 1 });
+  }
+
+  for (const e of engines) e.dispose?.();
+  // maxRSS is in kilobytes.
+  result.peakRssMB = process.resourceUsage().maxRSS / 1024;
+  result.durationMs = msSince(started);
+  return result;
+}
+
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+
+/** A Markdown table of one run: encode MB/s (median [min–max]), tokens/s, ratio, agreement. */
+export function formatTable(r: BenchResult): string {
+  const base = r.baseline ?? 'promptenc';
+  const lines = [
+    `model ${r.model} · corpus ${(r.corpus.bytes / 1e6).toFixed(2)} MB sha256 ${r.corpus.sha256.slice(0, 12)} · ${r.machine.cpu} · node ${r.machine.node}`,
+    '',
+    `| engine | version | encode MB/s median [IQR] (min–max) | Mtok/s | ×${base} | count MB/s | load ms | agrees |`,
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const e of r.engines) {
+    if (e.status !== 'ok') {
+      lines.push(`| ${e.name} | ${e.version ?? '—'} | missing: ${e.reason.replace(/\|/g, '\\|')} | | | | | |`);
+      continue;
+    }
+    const m = e.encode.mbps;
+    lines.push(
+      `| ${e.name} | ${e.version} | ${fmt(m.median, 2)} [${fmt(m.q1, 2)}–${fmt(m.q3, 2)}] (${fmt(m.min, 2)}–${fmt(m.max, 2)}) | ${fmt(e.encode.tokensPerSec.median / 1e6, 3)} | ${e.encode.ratio === null ? '–' : fmt(e.encode.ratio, 3)} | ${e.count ? fmt(e.count.mbps.median, 2) : '–'} | ${fmt(e.loadMs, 0)} | ${e.agreement.agrees === null ? 'n/a' : e.agreement.agrees ? `yes (${e.agreement.tokens})` : `NO (${e.agreement.tokens})`} |`,
+    );
+  }
+  if (!r.agreement.ok) lines.push('', `TOKEN MISMATCH vs ${r.agreement.reference}: ${r.agreement.disagreeing.join(', ')}`);
+  if (r.chat) {
+    lines.push('');
+    if (r.chat.skipped) lines.push(`encodeChat: skipped (${r.chat.skipped})`);
+    for (const c of r.chat.engines) lines.push(`encodeChat ${c.name}: render ${fmt(c.renderUs.median, 1)} µs, render+encode ${fmt(c.encodeChatUs.median, 1)} µs (${c.tokens} tokens, ${r.chat.messages})`);
+  }
+  if (r.batch) {
+    for (const b of r.batch.engines) lines.push(`encodeBatch ${b.name}: ${b.points.map((p) => `${p.threads}t ${fmt(p.mbps.median, 2)} MB/s`).join(', ')}`);
+  }
+  lines.push(`peak RSS ${fmt(r.peakRssMB, 0)} MB · ${fmt(r.durationMs / 1000, 1)} s`);
+  return lines.join('\n');
+}

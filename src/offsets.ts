@@ -1,0 +1,63 @@
+import type { TokenizerJson } from './backend/types.js';
+
+/**
+ * UTF-8 byte length of each vocabulary token, for byte-level BPE models: a ByteLevel
+ * token string has one character per byte, so its length is its byte count. Lets the
+ * session and accounting map token boundaries to text offsets without decoding.
+ * Returns undefined for models that are not byte-level (their tokens have no such map).
+ */
+export function byteLevelTokenLengths(json: TokenizerJson): Uint16Array | undefined {
+  const decoder = json.decoder as { type?: string } | null | undefined;
+  if (!decoder || decoder.type !== 'ByteLevel' || json.model.type !== 'BPE') return undefined;
+  if (json.normalizer && !isSupportedNormalizer(json.normalizer)) return undefined;
+  const vocab = json.model.vocab as Record<string, number>;
+  let max = 0;
+  for (const id of Object.values(vocab)) if (id > max) max = id;
+  for (const t of json.added_tokens ?? []) if (t.id > max) max = t.id;
+  const lengths = new Uint16Array(max + 1);
+  for (const [token, id] of Object.entries(vocab)) lengths[id] = token.length;
+  // Added tokens are measured from their matched text, never from this table.
+  for (const t of json.added_tokens ?? []) lengths[t.id] = 0;
+  return lengths;
+}
+
+function isSupportedNormalizer(n: unknown): boolean {
+  const t = (n as { type?: string }).type;
+  if (t === 'NFC') return true;
+  if (t === 'Sequence') return ((n as { normalizers?: unknown[] }).normalizers ?? []).every(isSupportedNormalizer);
+  return false;
+}
+
+/** UTF-8 length of text[from, to), with lone surrogates counted as U+FFFD (3 bytes), as N-API converts them. */
+export function utf8Length(text: string, from = 0, to = text.length): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 4;
+        i++;
+      } else n += 3;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Length of the common prefix of a and b, comparing 4 KiB slices first (flat memcmp in V8). */
+export function commonPrefixLength(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  if (b.startsWith(a)) return a.length;
+  const STEP = 4096;
+  let i = 0;
+  while (i + STEP <= n && a.slice(i, i + STEP) === b.slice(i, i + STEP)) i += STEP;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  // Never split a surrogate pair: the two halves encode differently from the pair.
+  if (i > 0 && i < n) {
+    const c = a.charCodeAt(i - 1);
+    if (c >= 0xd800 && c <= 0xdbff) i--;
+  }
+  return i;
+}

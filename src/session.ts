@@ -1,0 +1,162 @@
+import { matchesAgree, type AddedTokenScanner } from './split.js';
+import { commonPrefixLength, utf8Length } from './offsets.js';
+
+/**
+ * What a session needs from its tokenizer. The session never encodes by itself:
+ * every ID comes from `encodeBody`, the same path as PromptTokenizer.encode.
+ */
+export interface SessionHost {
+  encodeBody(text: string): Uint32Array;
+  scanner: AddedTokenScanner;
+  /** Byte length per token id (byte-level BPE only); enables cut points inside long text. */
+  tokenLengths: Uint16Array | undefined;
+  /** The pre-tokenizer always breaks after "\n" before a letter or digit, whatever follows (see EncodeSession). */
+  newlineBreaks: boolean;
+}
+
+export interface SessionStats {
+  /** Characters whose IDs were reused from the previous call. */
+  reusedChars: number;
+  /** Characters that were encoded. */
+  encodedChars: number;
+  calls: number;
+}
+
+/** Long text runs get cut points every this many characters, so an edit inside re-encodes about this much. */
+const INNER_STRIDE = 2048;
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+
+/**
+ * Incremental encoding of a text that changes a little between calls (a growing chat).
+ *
+ * A cut point (c, k) records that ids[0, k) === encodeBody(text[0, c)) and that
+ * encodeBody(text) === ids[0, k) ++ encodeBody(text[c..]). Two kinds exist:
+ * - after an added token (AddedMatch.safeEnd): HF encodes the text between added tokens
+ *   independently, so the cut is exact as long as the scan before c is unchanged, which
+ *   holds when the new text agrees with the old one up to c + maxTokenLength;
+ * - inside a long text run, after "\n" followed by a letter or digit: in the cl100k, Qwen,
+ *   o200k and DeepSeek regexes no branch matches across it (letter runs may not take
+ *   \r\n as a prefix, `\s*[\r\n]+` and `[\r\n]*` tails stop at the last newline,
+ *   `\s+(?!\S)` cannot end before a non-space), so it is a pre-token boundary decided by
+ *   text[c - 1, c] alone; DeepSeek's digit and CJK splits are local too.
+ *   NFC cannot compose across "\n" either. Such cuts are placed by summing token byte
+ *   lengths and are dropped when the sum disagrees with the text (normalization changed it).
+ * On the next call the session backs off to the last cut that the edit cannot reach,
+ * keeps ids before it and encodes the rest. Tests check every prefix and random edits
+ * against a full encode.
+ * Cost: O(changed suffix) encode work, plus O(n) memcmp for the common prefix.
+ */
+export class EncodeSession {
+  private text = '';
+  private ids = new Uint32Array(0);
+  private cutChars: number[] = [];
+  private cutTokens: number[] = [];
+  private readonly counters: SessionStats = { reusedChars: 0, encodedChars: 0, calls: 0 };
+
+  constructor(private readonly host: SessionHost) {}
+
+  stats(): SessionStats {
+    return { ...this.counters };
+  }
+
+  reset(): void {
+    this.text = '';
+    this.ids = new Uint32Array(0);
+    this.cutChars = [];
+    this.cutTokens = [];
+  }
+
+  /** encodeBody(text), reusing the previous call's IDs up to the last safe cut. */
+  encodeBody(text: string): Uint32Array {
+    this.counters.calls++;
+    if (this.counters.calls > 1 && text === this.text) {
+      this.counters.reusedChars += text.length;
+      return this.ids.slice();
+    }
+    const common = this.counters.calls > 1 ? commonPrefixLength(this.text, text) : 0;
+    const margin = Math.max(this.host.scanner.maxLength, 1);
+    // Last cut c with c + margin <= common (binary search: cuts are sorted).
+    let lo = 0;
+    let hi = this.cutChars.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.cutChars[mid]! + margin <= common) lo = mid + 1;
+      else hi = mid;
+    }
+    const keep = lo; // cuts [0, keep) stay valid
+    const startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
+    const startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
+    const suffix = text.slice(startChar);
+    const suffixIds = this.host.encodeBody(suffix);
+    const out = new Uint32Array(startTok + suffixIds.length);
+    out.set(this.ids.subarray(0, startTok), 0);
+    out.set(suffixIds, startTok);
+
+    this.cutChars.length = keep;
+    this.cutTokens.length = keep;
+    this.addCuts(suffix, suffixIds, startChar, startTok);
+    this.text = text;
+    this.ids = out;
+    this.counters.reusedChars += startChar;
+    this.counters.encodedChars += suffix.length;
+    return out.slice();
+  }
+
+  private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number): void {
+    const { scanner } = this.host;
+    const matches = scanner.scan(suffix);
+    const after = matchesAgree(matches, ids, scanner.ids);
+    if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
+    let gapStart = 0;
+    let gapTok = 0;
+    for (let m = 0; m <= matches.length; m++) {
+      const gapEnd = m < matches.length ? matches[m]!.start : suffix.length;
+      const gapTokEnd = m < matches.length ? after[m]! - 1 : ids.length;
+      if (gapEnd - gapStart >= 2 * INNER_STRIDE) this.addInnerCuts(suffix, ids, gapStart, gapEnd, gapTok, gapTokEnd, charBase, tokBase);
+      if (m === matches.length) break;
+      const match = matches[m]!;
+      if (match.safeEnd) {
+        this.cutChars.push(charBase + match.end);
+        this.cutTokens.push(tokBase + after[m]!);
+      }
+      gapStart = match.end;
+      gapTok = after[m]!;
+    }
+  }
+
+  /** Cuts after "\n" + non-space inside one long text run, placed by token byte lengths. */
+  private addInnerCuts(text: string, ids: Uint32Array, from: number, to: number, tokFrom: number, tokTo: number, charBase: number, tokBase: number): void {
+    const { tokenLengths, newlineBreaks, scanner } = this.host;
+    if (!tokenLengths || !newlineBreaks) return;
+    const cuts: Array<[number, number]> = [];
+    let charPos = from;
+    let charBytes = 0; // bytes of text[from, charPos)
+    let tokBytes = 0; // bytes of ids[tokFrom, t)
+    let lastCut = from;
+    for (let t = tokFrom; t < tokTo; t++) {
+      const id = ids[t]!;
+      if (scanner.ids.has(id) || id >= tokenLengths.length) return;
+      tokBytes += tokenLengths[id]!;
+      // Advance the character cursor to the token end, one code point at a time.
+      while (charBytes < tokBytes && charPos < to) {
+        const c = text.charCodeAt(charPos);
+        const pair = c >= 0xd800 && c <= 0xdbff && charPos + 1 < to && (text.charCodeAt(charPos + 1) & 0xfc00) === 0xdc00;
+        charBytes += pair ? 4 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+        charPos += pair ? 2 : 1;
+      }
+      if (charBytes === tokBytes && charPos - lastCut >= INNER_STRIDE && charPos < to - 1 && text.charCodeAt(charPos - 1) === 10) {
+        // A letter or digit after the newline: o200k's ` ?[^\s\p{L}\p{N}]+[\r\n/]*` may run on over "\n/", so punctuation is not safe.
+        if (LETTER_OR_DIGIT.test(text[charPos]!)) {
+          cuts.push([charPos, t + 1]);
+          lastCut = charPos;
+        }
+      }
+    }
+    // Token bytes must cover the run exactly, else normalization changed the text and offsets are unknown.
+    if (tokBytes !== utf8Length(text, from, to)) return;
+    for (const [c, k] of cuts) {
+      this.cutChars.push(charBase + c);
+      this.cutTokens.push(tokBase + k);
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import type { AddedTokenSpec, TokenizerJson } from './backend/types.js';
+
+/**
+ * A TypeScript mirror of Hugging Face `AddedVocabulary::find_matches`, used by the
+ * session, the segment cache and token accounting to know where added tokens sit in a
+ * string. Encoding itself never depends on it: the backends split on their own, and
+ * every use here is checked against the IDs a backend produced (see `matchesAgree`).
+ *
+ * Semantics: leftmost-longest, non-overlapping matches over the raw text for tokens
+ * with normalized=false, then over each gap for normalized=true tokens (only when the
+ * normalizer is the identity, else gaps are left whole). single_word discards a match
+ * glued to a word character; lstrip/rstrip widen it over adjacent whitespace.
+ */
+export interface AddedMatch {
+  /** UTF-16 offsets of the split, whitespace taken by lstrip/rstrip included. */
+  start: number;
+  end: number;
+  id: number;
+  /**
+   * True when the text can be cut right after this match: encode(a + b) ===
+   * encode(a) ++ encode(b) for a = text[0, end), whatever follows, as long as the
+   * scanner's view of text[0, end + maxTokenLength) is unchanged.
+   */
+  safeEnd: boolean;
+}
+
+interface TrieNode {
+  next: Map<number, TrieNode>;
+  token?: AddedTokenSpec;
+}
+
+function buildTrie(tokens: AddedTokenSpec[]): TrieNode {
+  const root: TrieNode = { next: new Map() };
+  for (const t of tokens) {
+    let node = root;
+    for (let i = 0; i < t.content.length; i++) {
+      const c = t.content.charCodeAt(i);
+      let child = node.next.get(c);
+      if (!child) {
+        child = { next: new Map() };
+        node.next.set(c, child);
+      }
+      node = child;
+    }
+    // Duplicate contents: HF keeps the last one registered for a pattern.
+    node.token = t;
+  }
+  return root;
+}
+
+// HF's lstrip/rstrip use the regex crate's Unicode `\s`, which is White_Space (U+0085 yes, U+FEFF no, unlike JS `\s`).
+const WHITESPACE = /^\p{White_Space}$/u;
+function isWhite(ch: string): boolean {
+  return WHITESPACE.test(ch);
+}
+// HF ENDS_WITH_WORD / STARTS_WITH_WORD use the regex crate's Unicode `\w`.
+const WORD = /[\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]/u;
+
+function charBefore(text: string, i: number): string {
+  if (i <= 0) return '';
+  const c = text.charCodeAt(i - 1);
+  if (c >= 0xdc00 && c <= 0xdfff && i >= 2) {
+    const h = text.charCodeAt(i - 2);
+    if (h >= 0xd800 && h <= 0xdbff) return text.slice(i - 2, i);
+  }
+  return text[i - 1]!;
+}
+
+function charAt(text: string, i: number): string {
+  const cp = text.codePointAt(i);
+  return cp === undefined ? '' : String.fromCodePoint(cp);
+}
+
+export function isIdentityNormalizer(normalizer: unknown): boolean {
+  if (normalizer === null || normalizer === undefined) return true;
+  const n = normalizer as { type?: string; normalizers?: unknown[] };
+  return n.type === 'Sequence' && Array.isArray(n.normalizers) && n.normalizers.every(isIdentityNormalizer);
+}
+
+export class AddedTokenScanner {
+  /** Longest added-token content, in UTF-16 units: how far one scan decision looks ahead. */
+  readonly maxLength: number;
+  private readonly raw: TrieNode;
+  private readonly normalized: TrieNode | undefined;
+  private readonly anySingleWord: boolean;
+  readonly ids: ReadonlySet<number>;
+
+  constructor(json: TokenizerJson) {
+    const tokens = json.added_tokens ?? [];
+    this.maxLength = tokens.reduce((m, t) => Math.max(m, t.content.length), 0);
+    this.raw = buildTrie(tokens.filter((t) => !t.normalized));
+    const normalizedTokens = tokens.filter((t) => t.normalized);
+    // With a real normalizer, normalized tokens match in normalized text whose offsets differ: leave those gaps whole.
+    this.normalized = normalizedTokens.length > 0 && isIdentityNormalizer(json.normalizer) ? buildTrie(normalizedTokens) : undefined;
+    this.anySingleWord = tokens.some((t) => t.single_word);
+    this.ids = new Set(tokens.map((t) => t.id));
+  }
+
+  /** All added-token splits in `text`, in order, as HF finds them. */
+  scan(text: string): AddedMatch[] {
+    const first = this.findMatches(text, 0, text.length, this.raw);
+    if (!this.normalized) return first;
+    const out: AddedMatch[] = [];
+    let gapStart = 0;
+    for (const m of first) {
+      if (gapStart < m.start) out.push(...this.findMatches(text, gapStart, m.start, this.normalized));
+      out.push(m);
+      gapStart = m.end;
+    }
+    if (gapStart < text.length) out.push(...this.findMatches(text, gapStart, text.length, this.normalized));
+    return out;
+  }
+
+  private findMatches(text: string, from: number, to: number, trie: TrieNode): AddedMatch[] {
+    const out: AddedMatch[] = [];
+    if (trie.next.size === 0) return out;
+    let startOffset = from;
+    let p = from;
+    while (p < to) {
+      let node: TrieNode | undefined = trie.next.get(text.charCodeAt(p));
+      if (!node) {
+        p++;
+        continue;
+      }
+      let best: AddedTokenSpec | undefined;
+      let bestEnd = p;
+      let q = p + 1;
+      for (;;) {
+        if (node.token) {
+          best = node.token;
+          bestEnd = q;
+        }
+        if (q >= to) break;
+        node = node.next.get(text.charCodeAt(q));
+        if (!node) break;
+        q++;
+      }
+      if (!best) {
+        p++;
+        continue;
+      }
+      // Leftmost-longest iteration consumes the match even when single_word discards it.
+      const matchStart = p;
+      p = bestEnd;
+      let start = matchStart;
+      let stop = bestEnd;
+      if (best.single_word) {
+        const before = charBefore(text, start);
+        const after = charAt(text, stop);
+        const startSpace = start === from || !WORD.test(before);
+        const stopSpace = stop === to || !WORD.test(after);
+        if (!startSpace || !stopSpace) continue;
+      }
+      if (best.lstrip) {
+        let s = start;
+        while (s > from) {
+          const ch = charBefore(text, s);
+          if (!isWhite(ch)) break;
+          s -= ch.length;
+        }
+        start = Math.max(s, startOffset);
+      }
+      if (best.rstrip) {
+        while (stop < to) {
+          const ch = charAt(text, stop);
+          if (!isWhite(ch)) break;
+          stop += ch.length;
+        }
+      }
+      out.push({ start, end: stop, id: best.id, safeEnd: this.isSafeEnd(best) });
+      startOffset = stop;
+    }
+    return out;
+  }
+
+  /**
+   * Cutting after this token cannot change what either side encodes to:
+   * - rstrip would reach into the next side's whitespace;
+   * - a whitespace first/last character lets a neighbour's lstrip/rstrip run across it;
+   * - with single_word tokens around, a word character at the cut changes their verdict.
+   */
+  private isSafeEnd(t: AddedTokenSpec): boolean {
+    if (t.rstrip) return false;
+    const first = charAt(t.content, 0);
+    const last = charBefore(t.content, t.content.length);
+    if (isWhite(first) || isWhite(last)) return false;
+    if (this.anySingleWord && (WORD.test(first) || WORD.test(last))) return false;
+    return true;
+  }
+}
+
+/**
+ * The scanner agrees with a backend on `ids` (an encoding of the same text) when the
+ * added-token IDs appear in the same order. Returns, for each match, the index in `ids`
+ * just after its token, or undefined on any disagreement.
+ */
+export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, addedIds: ReadonlySet<number>): number[] | undefined {
+  const positions: number[] = [];
+  let m = 0;
+  for (let i = 0; i < ids.length; i++) {
+    if (!addedIds.has(ids[i]!)) continue;
+    if (m >= matches.length || matches[m]!.id !== ids[i]) return undefined;
+    positions.push(i + 1);
+    m++;
+  }
+  return m === matches.length ? positions : undefined;
+}
