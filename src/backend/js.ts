@@ -18,8 +18,9 @@ export function createJsBackend(init: BackendInit): Backend {
     kind: 'js',
     encode,
     count: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids.length,
+    // @huggingface/tokenizers rejects an empty list; HF returns ''.
     decode: (ids, skipSpecialTokens) =>
-      tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false }),
+      ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false }),
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map(encode),
   };

@@ -1,7 +1,9 @@
 import { Command, Option } from 'commander';
 import { PromptencError, describeValue } from '../errors.js';
 import type { ChatOptions } from '../tokenizer.js';
-import { addModelOptions, loadFromFlags, parseJsonFlag, readJsonFile, readTextFile, writeOut, type ModelFlags } from './common.js';
+import type { ChatMessage } from '../template/messages.js';
+import type { ChatTokenBreakdown } from '../accounting.js';
+import { addModelOptions, loadFromFlags, parseJsonFlag, readJsonFile, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
 import { formatPretty } from './pretty.js';
 
 interface ChatFlags extends ModelFlags {
@@ -10,7 +12,26 @@ interface ChatFlags extends ModelFlags {
   template?: string;
   kwargs?: string;
   generationPrompt: boolean;
-  format: 'json' | 'prompt' | 'ids' | 'count' | 'pretty';
+  maxTokens?: string;
+  format: 'json' | 'prompt' | 'ids' | 'count' | 'pretty' | 'breakdown';
+}
+
+function firstWords(m: ChatMessage): string {
+  const text = typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p) => p.text ?? '').join(' ') : '';
+  const shown = (text || (m.tool_calls ?? []).map((t) => `${t.function.name}(…)`).join(' ')).replace(/\s+/g, ' ').trim();
+  return shown.length > 40 ? `${shown.slice(0, 39)}…` : shown;
+}
+
+/** A per-message table: role, first words, tokens, share of the total. */
+export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown): string {
+  const pct = (n: number) => (b.total === 0 ? '0.0%' : `${((100 * n) / b.total).toFixed(1)}%`);
+  const rows: string[][] = [['#', 'role', 'first words', 'tokens', 'share']];
+  messages.forEach((m, i) => rows.push([String(i), m.role, firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]));
+  rows.push(['', 'tools', '', String(b.tools), pct(b.tools)]);
+  rows.push(['', 'template', '(role headers, BOS, generation prompt)', String(b.template), pct(b.template)]);
+  rows.push(['', 'total', '', String(b.total), '100.0%']);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...r[c]!].length)));
+  return rows.map((r) => r.map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n') + '\n';
 }
 
 /** The messages file holds an array of messages or an object { messages, tools }. */
@@ -41,12 +62,23 @@ export function chatCommand(): Command {
     .option('--template <file>', 'a Jinja chat template that overrides the model\'s')
     .option('--kwargs <json>', 'extra template variables, e.g. \'{"enable_thinking": false}\'')
     .option('--no-generation-prompt', 'do not append the assistant generation prompt')
-    .addOption(new Option('--format <fmt>', 'output format').choices(['json', 'prompt', 'ids', 'count', 'pretty']).default('json'))
+    .option('--max-tokens <n>', 'drop the oldest turns first so the prompt fits in N tokens')
+    .addOption(new Option('--format <fmt>', 'output format').choices(['json', 'prompt', 'ids', 'count', 'pretty', 'breakdown']).default('json'))
     .action(async (flags: ChatFlags) => {
       const tok = await loadFromFlags(flags);
       const convo = await readConversation(flags.messages);
       const opts = await chatOptionsFromFlags(flags, convo.tools);
-      const messages = convo.messages as Parameters<typeof tok.renderChat>[0];
+      let messages = convo.messages as ChatMessage[];
+      if (flags.maxTokens !== undefined) {
+        if (!/^\d+$/.test(flags.maxTokens)) throw new UsageError(`--max-tokens: expected a non-negative integer, received ${JSON.stringify(flags.maxTokens)}`);
+        const fit = tok.fitChat(messages, { ...opts, maxTokens: Number(flags.maxTokens) });
+        if (fit.dropped.length > 0) process.stderr.write(`promptenc: dropped ${fit.dropped.length} message(s) to fit ${flags.maxTokens} tokens\n`);
+        messages = fit.messages;
+      }
+      if (flags.format === 'breakdown') {
+        process.stdout.write(formatBreakdown(messages, tok.countChatByMessage(messages, opts)));
+        return;
+      }
       const prompt = tok.renderChat(messages, opts);
       if (flags.format === 'prompt') {
         process.stdout.write(prompt);

@@ -1,0 +1,88 @@
+/**
+ * Seeded generators for long agent conversations and edit scripts, shared by the
+ * session, accounting and fitChat tests.
+ */
+import type { ChatMessage, ToolDefinition } from '../../src/index.js';
+
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PROSE = [
+  'The build failed because the linker could not find libssl.',
+  'Let me check the logs first, then I will retry with verbose output.',
+  '我们需要先检查日志，然后再重新运行构建。',
+  '日本語のテキストも少し混ぜておきます。',
+  'Résumé: naïve café — déjà vu.',
+  '한국어 문장도 포함합니다.',
+  'Emoji: 👩‍💻🚀 👍🏽 🇯🇵',
+  "It's done; we've checked they'll work and I'd say it's fine.",
+  'Numbers: 1234567890 3.14159 1,000,000',
+];
+const SPECIAL_TEXT = ['<｜User｜>', '<｜Assistant｜>', '<|im_start|>', '<|im_end|>', '<think>', '</think>', '<tool_call>', '[gMASK]', '<|user|>', '<｜tool▁call▁begin｜>'];
+
+function pick<T>(r: () => number, xs: readonly T[]): T {
+  return xs[Math.floor(r() * xs.length)]!;
+}
+
+/** Multi-line text of about `size` characters: code, prose, CJK, and lines starting with letters. */
+export function bigText(r: () => number, size: number): string {
+  const lines: string[] = [];
+  let n = 0;
+  while (n < size) {
+    const kind = r();
+    const line =
+      kind < 0.3 ? `${pick(r, ['drwxr-xr-x', '-rw-r--r--'])} ${Math.floor(r() * 99999)} src/file_${Math.floor(r() * 1000)}.ts`
+      : kind < 0.5 ? `  const value${Math.floor(r() * 100)} = compute(${Math.floor(r() * 1e6)}); // ${pick(r, PROSE)}`
+      : kind < 0.6 ? ''
+      : kind < 0.65 ? ' '.repeat(1 + Math.floor(r() * 20)) + '\t'
+      : pick(r, PROSE);
+    lines.push(line);
+    n += line.length + 1;
+  }
+  return lines.join('\n');
+}
+
+export const TOOLS: ToolDefinition[] = [
+  { type: 'function', function: { name: 'run_shell', description: 'Run a shell command', parameters: { type: 'object', properties: { command: { type: 'string', description: 'the command' } }, required: ['command'] } } },
+  { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },
+];
+
+/**
+ * An agent conversation: system, then `turns` turns of user → (assistant tool calls →
+ * tool results)* → assistant answer. Some tool outputs are 10–100 KB; content carries
+ * special-token text, CJK and reasoning.
+ */
+export function agentConversation(seed: number, turns: number, opts: { bigEvery?: number; bigMin?: number; bigMax?: number } = {}): ChatMessage[] {
+  const r = rng(seed);
+  const { bigEvery = 25, bigMin = 10_000, bigMax = 100_000 } = opts;
+  const messages: ChatMessage[] = [{ role: 'system', content: 'You are a careful coding agent. Answer briefly.' }];
+  let call = 0;
+  for (let t = 0; t < turns; t++) {
+    const special = r() < 0.2 ? ` ${pick(r, SPECIAL_TEXT)} ` : ' ';
+    messages.push({ role: 'user', content: `${pick(r, PROSE)}${special}${pick(r, PROSE)} (turn ${t})` });
+    if (r() < 0.5) {
+      const n = 1 + Math.floor(r() * 2);
+      const calls = Array.from({ length: n }, () => {
+        call++;
+        const args = r() < 0.5 ? JSON.stringify({ command: `ls -la dir${call}` }) : { path: `src/f${call}.ts` };
+        return { id: `call_${call}`, type: 'function', function: { name: typeof args === 'string' ? 'run_shell' : 'read_file', arguments: args } };
+      });
+      messages.push({ role: 'assistant', content: '', reasoning_content: r() < 0.5 ? `I should look at the files first. ${pick(r, PROSE)}` : undefined, tool_calls: calls });
+      for (const c of calls) {
+        const size = t % bigEvery === bigEvery - 1 ? bigMin + Math.floor(r() * (bigMax - bigMin)) : 50 + Math.floor(r() * 400);
+        messages.push({ role: 'tool', tool_call_id: c.id, content: bigText(r, size) });
+      }
+    }
+    const thinking = r() < 0.3 ? `<think>${pick(r, PROSE)}</think>` : '';
+    messages.push({ role: 'assistant', content: `${thinking}${pick(r, PROSE)}\n${pick(r, PROSE)}${r() < 0.1 ? pick(r, SPECIAL_TEXT) : ''}` });
+  }
+  return messages;
+}
