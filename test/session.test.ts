@@ -1,0 +1,193 @@
+// Sessions, segment cache, accounting and fitChat: every result is checked against a
+// full encode by the same tokenizer (whose parity with the Rust oracle is tested in
+// parity.test.ts); nothing here trusts the incremental path on its own.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer } from '../src/index.js';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.js';
+import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.js';
+
+interface Case { name: string; source: () => string; tools: boolean }
+const CASES: Case[] = [
+  { name: 'deepseek-v3', source: () => 'deepseek-v3', tools: true },
+  { name: 'glm-format fixture', source: () => buildGlmTokenizerDir(), tools: true },
+  { name: 'qwen3', source: () => 'qwen3', tools: true },
+];
+
+const toks = new Map<string, PromptTokenizer>();
+beforeAll(async () => {
+  for (const c of CASES) toks.set(c.name, await loadTokenizer(c.source()));
+  for (const m of ['llama3', 'gpt-4o']) toks.set(m, await loadTokenizer(m));
+});
+afterAll(() => removeGlmTokenizerDir());
+
+const fast = () => toks.get('deepseek-v3')!.backend === 'native';
+
+describe.each(CASES)('session.encodeChat on every prefix: $name', (c) => {
+  it('equals encodeChat for each prefix of a 200-turn agent conversation', () => {
+    const tok = toks.get(c.name)!;
+    // The JS backend encodes ~1 MB/s; the quadratic sum over prefixes then needs a smaller history.
+    const messages = agentConversation(7, fast() ? 200 : 40, fast() ? {} : { bigMin: 2_000, bigMax: 12_000 });
+    expect(messages.filter((m) => m.role === 'user').length).toBeGreaterThanOrEqual(fast() ? 200 : 40);
+    const opts = { tools: c.tools ? TOOLS : undefined };
+    const session = tok.createSession();
+    let mismatches = 0;
+    let firstBad = -1;
+    for (let k = 2; k <= messages.length; k++) {
+      const prefix = messages.slice(0, k);
+      // Rendering dominates this test (~25 ms per 200 KB prompt), so the prompt is rendered
+      // once: session.encodeChat is renderChat + the session's encode, checked whole every 16th prefix.
+      const prompt = tok.renderChat(prefix, opts);
+      const want = tok.encode(prompt, { addSpecialTokens: false });
+      const got = k % 16 === 0 ? session.encodeChat(prefix, opts) : session.encode(prompt, { addSpecialTokens: false });
+      if (k % 16 === 0) expect(Array.from(tok.encodeChat(prefix, opts))).toEqual(Array.from(want));
+      if (got.length !== want.length || !got.every((v, i) => v === want[i])) {
+        mismatches++;
+        if (firstBad < 0) firstBad = k;
+      }
+    }
+    expect({ mismatches, firstBad }).toEqual({ mismatches: 0, firstBad: -1 });
+    const st = session.stats();
+    expect(st.calls).toBe(messages.length - 1);
+    // Append-only growth: almost everything is reused, not re-encoded.
+    expect(st.encodedChars).toBeLessThan(st.reusedChars / 5);
+  });
+});
+
+describe('session.encode under random edits', () => {
+  const EDITS = ['append', 'truncate', 'middle', 'first', 'append-special', 'insert-newline'] as const;
+  it.each(['deepseek-v3', 'glm-format fixture', 'qwen3', 'llama3', 'gpt-4o'])('%s: equals encode after every edit', (name) => {
+    const tok = toks.get(name)!;
+    const r = rng(name.length * 7919);
+    let text = bigText(r, fast() ? 40_000 : 8_000) + '<|im_start|>user\n<｜User｜>[gMASK]<sop>' + bigText(r, 5_000);
+    const session = tok.createSession();
+    const log: string[] = [];
+    for (let i = 0; i < (fast() ? 300 : 60); i++) {
+      const kind = EDITS[Math.floor(r() * EDITS.length)]!;
+      const at = Math.floor(r() * text.length);
+      switch (kind) {
+        case 'append': text += bigText(r, 200); break;
+        case 'truncate': text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 500))); break;
+        case 'middle': text = text.slice(0, at) + String.fromCharCode(97 + Math.floor(r() * 26)) + text.slice(at + 1); break;
+        case 'first': text = String.fromCharCode(65 + Math.floor(r() * 26)) + text.slice(1); break;
+        case 'append-special': text += ['<|im_end|>', '<｜Assistant｜>', '</think>\n', '<|user|>'][Math.floor(r() * 4)]; break;
+        case 'insert-newline': text = text.slice(0, at) + '\nX' + text.slice(at); break;
+      }
+      log.push(kind);
+      const got = session.encode(text);
+      const want = tok.encode(text);
+      if (got.length !== want.length || !got.every((v, j) => v === want[j])) {
+        throw new Error(`${name}: session != encode after edit #${i} (${log.slice(-5).join(', ')}), text length ${text.length}`);
+      }
+    }
+    expect(session.stats().reusedChars).toBeGreaterThan(0);
+  });
+
+  it('sessions sharing one tokenizer are independent', () => {
+    const tok = toks.get('qwen3')!;
+    const a = tok.createSession();
+    const b = tok.createSession();
+    const ta = 'alpha <|im_start|> one\ntwo';
+    const tb = 'beta <|im_end|> three\nfour';
+    for (let i = 0; i < 5; i++) {
+      expect(Array.from(a.encode(ta + 'x'.repeat(i)))).toEqual(Array.from(tok.encode(ta + 'x'.repeat(i))));
+      expect(Array.from(b.encode(tb + 'y'.repeat(i)))).toEqual(Array.from(tok.encode(tb + 'y'.repeat(i))));
+    }
+    expect(a.stats().calls).toBe(5);
+    expect(b.stats().calls).toBe(5);
+  });
+});
+
+describe('segment cache', () => {
+  it('gives the same IDs as a plain encode, and hits on a repeated system prompt', async () => {
+    const tok = await loadTokenizer('deepseek-v3', { segmentCache: { maxBytes: 4 * 1024 * 1024 } });
+    const plain = toks.get('deepseek-v3')!;
+    const system = { role: 'system', content: bigText(rng(3), 6000) } as ChatMessage;
+    for (let i = 0; i < 10; i++) {
+      const messages: ChatMessage[] = [system, { role: 'user', content: `question ${i} <｜User｜>` }];
+      expect(Array.from(tok.encodeChat(messages, { tools: TOOLS }))).toEqual(Array.from(plain.encodeChat(messages, { tools: TOOLS })));
+      expect(tok.countChat(messages)).toBe(plain.countChat(messages));
+    }
+    const st = tok.segmentCacheStats()!;
+    expect(st.hits).toBeGreaterThanOrEqual(9);
+    expect(st.hitRate).toBeGreaterThan(0.3);
+    expect(st.bytes).toBeLessThanOrEqual(st.maxBytes);
+  });
+
+  it('stays within maxBytes under churn', async () => {
+    const tok = await loadTokenizer('qwen3', { segmentCache: { maxBytes: 64 * 1024 } });
+    const r = rng(11);
+    for (let i = 0; i < 200; i++) {
+      const text = `${bigText(r, 300)}<|im_end|>${bigText(r, 300)}<|im_start|>`;
+      expect(Array.from(tok.encode(text))).toEqual(Array.from(toks.get('qwen3')!.encode(text)));
+    }
+    const st = tok.segmentCacheStats()!;
+    expect(st.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(st.entries).toBeGreaterThan(0);
+  });
+});
+
+describe('countChatByMessage', () => {
+  it.each(CASES)('$name: parts sum to the total, which equals countChat', (c) => {
+    const tok = toks.get(c.name)!;
+    const messages = agentConversation(21, 12, { bigEvery: 4, bigMin: 1000, bigMax: 3000 });
+    const opts = { tools: TOOLS };
+    const b = tok.countChatByMessage(messages, opts);
+    expect(b.total).toBe(tok.countChat(messages, opts));
+    expect(b.messages).toHaveLength(messages.length);
+    expect(b.messages.reduce((x, y) => x + y, 0) + b.tools + b.template).toBe(b.total);
+    // Every message with text gets tokens; the template scaffolding is never empty.
+    messages.forEach((m, i) => {
+      if (typeof m.content === 'string' && m.content.trim().length > 20) expect(b.messages[i], `message ${i}`).toBeGreaterThan(0);
+    });
+    expect(b.template).toBeGreaterThan(0);
+  });
+
+  it('a message of N plain tokens between special tokens is counted as N (DeepSeek)', () => {
+    const tok = toks.get('deepseek-v3')!;
+    const content = 'Hello there, how are you doing today?';
+    const b = tok.countChatByMessage([{ role: 'user', content }]);
+    // The content sits between <｜User｜> and <｜Assistant｜>, both added tokens, so it is encoded on its own.
+    expect(b.messages[0]).toBe(tok.encode(content, { addSpecialTokens: false }).length);
+    expect(b.template).toBe(3); // BOS, <｜User｜>, <｜Assistant｜> — from the DeepSeek-V3 template text
+  });
+});
+
+describe('fitChat', () => {
+  const tok = () => toks.get('deepseek-v3')!;
+  it.each([300, 600, 1200, 5000])('keeps its invariants at maxTokens=%i', (maxTokens) => {
+    // A short last user turn, so that the minimum (system + last turn) fits the smaller budgets.
+    const messages = [...agentConversation(5, 20, { bigEvery: 5, bigMin: 500, bigMax: 1500 }), { role: 'user', content: 'And now?' } as ChatMessage];
+    const fit = tok().fitChat(messages, { maxTokens, tools: TOOLS });
+    expect(fit.count).toBeLessThanOrEqual(maxTokens);
+    expect(fit.count).toBe(tok().countChat(fit.messages, { tools: TOOLS }));
+    const keptIdx = messages.map((m, i) => i).filter((i) => !fit.dropped.includes(i));
+    expect(keptIdx.map((i) => messages[i])).toEqual(fit.messages);
+    // The system message and the last user message (and what follows it) stay.
+    expect(fit.messages[0]).toBe(messages[0]);
+    const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+    for (let i = lastUser; i < messages.length; i++) expect(fit.dropped).not.toContain(i);
+    // A tool call and its results go together: a kept tool message follows a kept assistant call.
+    fit.messages.forEach((m, i) => {
+      if (m.role === 'tool') {
+        let j = i - 1;
+        while (fit.messages[j]!.role === 'tool') j--;
+        expect(fit.messages[j]!.tool_calls?.length, `tool message ${i} lost its call`).toBeGreaterThan(0);
+      }
+    });
+    // Oldest first: every dropped index is older than every kept non-system index.
+    const keptNonSystem = keptIdx.filter((i) => messages[i]!.role !== 'system');
+    if (fit.dropped.length > 0) expect(Math.max(...fit.dropped)).toBeLessThan(Math.min(...keptNonSystem));
+  });
+
+  it('throws E_BUDGET when even the minimum does not fit', () => {
+    const messages = agentConversation(5, 5);
+    let err: unknown;
+    try {
+      tok().fitChat(messages, { maxTokens: 5 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PromptencError);
+    expect((err as PromptencError).code).toBe('E_BUDGET');
+  });
+});
