@@ -27,6 +27,8 @@ export interface AddedMatch {
 interface TrieNode {
   next: Map<number, TrieNode>;
   token?: AddedTokenSpec;
+  /** Root only: 1 for UTF-16 units that start some token, so most positions cost one array read. */
+  first?: Uint8Array;
 }
 
 function buildTrie(tokens: AddedTokenSpec[]): TrieNode {
@@ -45,6 +47,8 @@ function buildTrie(tokens: AddedTokenSpec[]): TrieNode {
     // Duplicate contents: HF keeps the last one registered for a pattern.
     node.token = t;
   }
+  root.first = new Uint8Array(65536);
+  for (const c of root.next.keys()) root.first[c] = 1;
   return root;
 }
 
@@ -116,7 +120,12 @@ export class AddedTokenScanner {
     if (trie.next.size === 0) return out;
     let startOffset = from;
     let p = from;
+    const first = trie.first!;
     while (p < to) {
+      if (first[text.charCodeAt(p)] === 0) {
+        p++;
+        continue;
+      }
       let node: TrieNode | undefined = trie.next.get(text.charCodeAt(p));
       if (!node) {
         p++;

@@ -3,8 +3,8 @@
 // parity.test.ts); nothing here trusts the incremental path on its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer } from '../src/index.js';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.js';
-import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.js';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
+import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
 
 interface Case { name: string; source: () => string; tools: boolean }
 const CASES: Case[] = [

