@@ -1,0 +1,281 @@
+// N-API binding: the only file that includes napi.h. It converts JS values into the
+// plain structs of native/core and maps every C++ exception to a JS Error with a
+// `code` (E_TOKENIZER_INVALID for a bad spec, E_NATIVE_INTERNAL otherwise).
+// There is no mutable global state: each Encoder object owns a shared_ptr to an
+// immutable core, so worker_threads may load the addon at the same time and async
+// work keeps the core alive even if the JS object is collected.
+#include <napi.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/encoder.h"
+
+namespace {
+
+using promptenc::Encoder;
+
+Napi::Error codedError(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error err = Napi::Error::New(env, message);
+  err.Set("code", Napi::String::New(env, code));
+  return err;
+}
+
+[[noreturn]] void throwTypeError(Napi::Env env, const std::string& message) {
+  Napi::TypeError err = Napi::TypeError::New(env, message);
+  err.Set("code", Napi::String::New(env, "E_ARGUMENT"));
+  throw err;
+}
+
+template <class T>
+std::vector<T> copyTypedArray(Napi::Env env, const Napi::Object& spec, const char* name, napi_typedarray_type type) {
+  Napi::Value v = spec.Get(name);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
+    throwTypeError(env, std::string("Expected a typed array for spec.") + name);
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  std::vector<T> out(ta.ElementLength());
+  const uint8_t* base = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
+  if (!out.empty()) std::memcpy(out.data(), base, out.size() * sizeof(T));
+  return out;
+}
+
+bool boolField(const Napi::Object& o, const char* name) {
+  Napi::Value v = o.Get(name);
+  return v.IsBoolean() && v.As<Napi::Boolean>().Value();
+}
+
+/// Text argument: a JS string (converted to UTF-8 by N-API, lone surrogates become
+/// U+FFFD exactly as for the oracle) or UTF-8 bytes in a Uint8Array.
+std::string textArg(const Napi::CallbackInfo& info, size_t index) {
+  Napi::Value v = info[index];
+  if (v.IsString()) return v.As<Napi::String>().Utf8Value();
+  if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+    Napi::Uint8Array a = v.As<Napi::Uint8Array>();
+    return std::string(reinterpret_cast<const char*>(a.Data()), a.ElementLength());
+  }
+  throwTypeError(info.Env(), "Expected a string or Uint8Array for text");
+}
+
+Napi::Uint32Array toUint32Array(Napi::Env env, const std::vector<uint32_t>& ids) {
+  Napi::Uint32Array out = Napi::Uint32Array::New(env, ids.size());
+  if (!ids.empty()) std::memcpy(out.Data(), ids.data(), ids.size() * sizeof(uint32_t));
+  return out;
+}
+
+class EncodeWorker : public Napi::AsyncWorker {
+ public:
+  EncodeWorker(Napi::Env env, std::shared_ptr<const Encoder> core, std::vector<std::string> texts, size_t threads,
+               bool batch)
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        core_(std::move(core)),
+        texts_(std::move(texts)),
+        threads_(threads),
+        batch_(batch) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+ protected:
+  // Runs on a libuv pool thread: touches no JS value.
+  void Execute() override {
+    try {
+      results_.resize(texts_.size());
+      const size_t workers = std::max<size_t>(1, std::min(threads_, texts_.size()));
+      std::atomic<size_t> next{0};
+      std::atomic<bool> failed{false};
+      std::string failure;
+      auto run = [&]() {
+        promptenc::EncodeState state;
+        for (;;) {
+          size_t i = next.fetch_add(1);
+          if (i >= texts_.size()) return;
+          try {
+            const std::string& t = texts_[i];
+            core_->encode(reinterpret_cast<const uint8_t*>(t.data()), t.size(), results_[i], state);
+          } catch (const std::exception& e) {
+            if (!failed.exchange(true)) failure = e.what();
+            return;
+          }
+        }
+      };
+      std::vector<std::thread> pool;
+      for (size_t w = 1; w < workers; w++) pool.emplace_back(run);
+      run();
+      for (auto& th : pool) th.join();
+      if (failed) SetError(failure);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!batch_) {
+      deferred_.Resolve(toUint32Array(env, results_.empty() ? std::vector<uint32_t>() : results_[0]));
+      return;
+    }
+    Napi::Array arr = Napi::Array::New(env, results_.size());
+    for (size_t i = 0; i < results_.size(); i++) arr.Set(uint32_t(i), toUint32Array(env, results_[i]));
+    deferred_.Resolve(arr);
+  }
+  void OnError(const Napi::Error& e) override {
+    deferred_.Reject(codedError(Env(), "E_NATIVE_INTERNAL", e.Message()).Value());
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::shared_ptr<const Encoder> core_;
+  std::vector<std::string> texts_;
+  std::vector<std::vector<uint32_t>> results_;
+  size_t threads_;
+  bool batch_;
+};
+
+class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "Encoder",
+                       {InstanceMethod<&EncoderWrap::Encode>("encode"), InstanceMethod<&EncoderWrap::Count>("count"),
+                        InstanceMethod<&EncoderWrap::Decode>("decode"),
+                        InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
+                        InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch")});
+  }
+
+  explicit EncoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EncoderWrap>(info) {
+    Napi::Env env = info.Env();
+    try {
+      if (info.Length() < 1 || !info[0].IsObject()) throwTypeError(env, "Expected a spec object");
+      Napi::Object spec = info[0].As<Napi::Object>();
+      promptenc::EncoderSpec s;
+      s.vocabBytes = copyTypedArray<uint8_t>(env, spec, "vocabBytes", napi_uint8_array);
+      s.vocabOffsets = copyTypedArray<uint32_t>(env, spec, "vocabOffsets", napi_uint32_array);
+      s.vocabEncodable = copyTypedArray<uint8_t>(env, spec, "vocabEncodable", napi_uint8_array);
+      s.mergeTriples = copyTypedArray<uint32_t>(env, spec, "merges", napi_uint32_array);
+      Napi::Value added = spec.Get("added");
+      if (!added.IsArray()) throwTypeError(env, "Expected an array for spec.added");
+      Napi::Array arr = added.As<Napi::Array>();
+      for (uint32_t i = 0; i < arr.Length(); i++) {
+        Napi::Value item = arr.Get(i);
+        if (!item.IsObject()) throwTypeError(env, "Expected an object for spec.added[" + std::to_string(i) + "]");
+        Napi::Object o = item.As<Napi::Object>();
+        promptenc::AddedTokenSpec t;
+        Napi::Value id = o.Get("id"), content = o.Get("content"), pattern = o.Get("pattern");
+        if (!id.IsNumber() || !content.IsString() || !pattern.IsString())
+          throwTypeError(env, "Expected {id: number, content: string, pattern: string} for spec.added[" +
+                                  std::to_string(i) + "]");
+        t.id = id.As<Napi::Number>().Uint32Value();
+        t.content = content.As<Napi::String>().Utf8Value();
+        t.pattern = pattern.As<Napi::String>().Utf8Value();
+        t.special = boolField(o, "special");
+        t.lstrip = boolField(o, "lstrip");
+        t.rstrip = boolField(o, "rstrip");
+        t.singleWord = boolField(o, "single_word");
+        t.normalized = boolField(o, "normalized");
+        s.added.push_back(std::move(t));
+      }
+      s.preTokenizer = promptenc::PreTokenizerKind(spec.Get("preTokenizer").ToNumber().Uint32Value());
+      s.normalizer = promptenc::NormalizerKind(spec.Get("normalizer").ToNumber().Uint32Value());
+      s.addPrefixSpace = boolField(spec, "addPrefixSpace");
+      s.ignoreMerges = boolField(spec, "ignoreMerges");
+      core_ = std::make_shared<const Encoder>(std::move(s));
+      syncState_ = std::make_unique<promptenc::EncodeState>();
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw codedError(env, "E_TOKENIZER_INVALID", std::string("Invalid tokenizer for the native core: ") + e.what());
+    } catch (const std::exception& e) {
+      throw codedError(env, "E_NATIVE_INTERNAL", std::string("Native encoder construction failed: ") + e.what());
+    }
+  }
+
+ private:
+  template <class F>
+  Napi::Value guard(Napi::Env env, F&& f) {
+    try {
+      return f();
+    } catch (const Napi::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw codedError(env, "E_NATIVE_INTERNAL", std::string("Native encoder failed: ") + e.what());
+    }
+  }
+
+  Napi::Value Encode(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      std::string text = textArg(info, 0);
+      std::vector<uint32_t> ids;
+      ids.reserve(text.size() / 3 + 4);
+      core_->encode(reinterpret_cast<const uint8_t*>(text.data()), text.size(), ids, *syncState_);
+      return toUint32Array(info.Env(), ids);
+    });
+  }
+
+  Napi::Value Count(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      std::string text = textArg(info, 0);
+      std::vector<uint32_t> ids;
+      core_->encode(reinterpret_cast<const uint8_t*>(text.data()), text.size(), ids, *syncState_);
+      return Napi::Number::New(info.Env(), double(ids.size()));
+    });
+  }
+
+  Napi::Value Decode(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+        throwTypeError(info.Env(), "Expected a Uint32Array for ids");
+      Napi::Uint32Array ids = info[0].As<Napi::Uint32Array>();
+      const bool skip = info[1].ToBoolean().Value();
+      std::string s = core_->decode(ids.Data(), ids.ElementLength(), skip);
+      return Napi::String::New(info.Env(), s);
+    });
+  }
+
+  Napi::Value EncodeAsync(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      std::vector<std::string> texts;
+      texts.push_back(textArg(info, 0));
+      auto* w = new EncodeWorker(info.Env(), core_, std::move(texts), 1, false);
+      Napi::Promise p = w->promise();
+      w->Queue();
+      return p;
+    });
+  }
+
+  Napi::Value EncodeBatch(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      if (!info[0].IsArray()) throwTypeError(info.Env(), "Expected an array of strings for texts");
+      Napi::Array arr = info[0].As<Napi::Array>();
+      std::vector<std::string> texts;
+      texts.reserve(arr.Length());
+      for (uint32_t i = 0; i < arr.Length(); i++) {
+        Napi::Value v = arr.Get(i);
+        if (!v.IsString()) throwTypeError(info.Env(), "Expected a string for texts[" + std::to_string(i) + "]");
+        texts.push_back(v.As<Napi::String>().Utf8Value());
+      }
+      const double threads = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 1;
+      const size_t t = threads < 1 ? 1 : threads > 64 ? 64 : size_t(threads);
+      auto* w = new EncodeWorker(info.Env(), core_, std::move(texts), t, true);
+      Napi::Promise p = w->promise();
+      w->Queue();
+      return p;
+    });
+  }
+
+  std::shared_ptr<const Encoder> core_;
+  // Used only by the synchronous methods, i.e. only on the JS thread that owns
+  // this object; async work gets its own state per call.
+  std::unique_ptr<promptenc::EncodeState> syncState_;
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("Encoder", EncoderWrap::Define(env));
+  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(promptenc, Init)

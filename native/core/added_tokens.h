@@ -1,0 +1,61 @@
+// Added-token splitting, as tokenizers/src/tokenizer/added_vocabulary.rs
+// `find_matches`: leftmost-longest matches of all patterns in one pass, then
+// single_word / lstrip / rstrip adjust or discard each match.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace promptenc {
+
+struct AddedTokenSpec {
+  uint32_t id = 0;
+  std::string content;  // the token text, as in tokenizer.json
+  std::string pattern;  // what is matched: content, or normalized(content) when normalized
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool singleWord = false;
+  bool normalized = false;
+};
+
+/// A byte trie over the patterns of one pass. Matching is leftmost-longest, like the
+/// daachorse automaton HF builds with MatchKind::LeftmostLongest: the leftmost start
+/// with any match wins, then the longest pattern there. Cost: O(n) to skip bytes
+/// that start no pattern (first-byte bitmap), O(longest pattern) per candidate start.
+class AddedTokenTrie {
+ public:
+  void build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass);
+  bool empty() const { return nodes_.size() <= 1; }
+  /// Finds the leftmost-longest match in s[from, n). Returns false when none.
+  bool find(const uint8_t* s, size_t from, size_t n, size_t& start, size_t& end, uint32_t& tokenIndex) const;
+
+ private:
+  struct Node {
+    uint32_t firstEdge = 0;
+    uint32_t edgeCount = 0;
+    uint32_t token = kNone;  // index into the token list, or kNone
+  };
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  // Built as maps, then flattened: edges of a node are contiguous and sorted.
+  std::vector<Node> nodes_;
+  std::vector<uint8_t> edgeByte_;
+  std::vector<uint32_t> edgeChild_;
+  uint64_t firstByte_[4] = {0, 0, 0, 0};
+  int singleFirstByte_ = -1;  // the only byte that starts a pattern, or -1
+};
+
+/// One piece of the added-token split: either an added token id, or a text range.
+struct Segment {
+  uint32_t tokenId;  // kNoSegmentToken for text
+  size_t start;
+  size_t end;
+};
+constexpr uint32_t kNoSegmentToken = 0xFFFFFFFFu;
+
+/// added_vocabulary.rs `find_matches` over s[0, n). Text segments are never empty.
+void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s,
+                     size_t n, std::vector<Segment>& out);
+
+}  // namespace promptenc

@@ -1,0 +1,238 @@
+// Performance notes (see also native/README.md):
+// - Merge loop: the binary heap keyed by (rank, position) of word.rs, with its
+//   stale-entry test (the pair now at `pos` must still produce the same new id;
+//   converted tiktoken vocabularies have several merges producing one token, so a
+//   plain "lowest rank pair" rescan is NOT equivalent). O(n log n) per pre-token,
+//   so 1 MB of one letter stays linear-ish.
+// - Vocab lookup is an open-addressing table of ids over the model byte buffer;
+//   merges are a second open-addressing table keyed by (left << 32 | right).
+#include "bpe.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace promptenc {
+
+namespace {
+
+uint64_t tableSize(size_t count) {
+  uint64_t size = 16;
+  while (size < count * 2 + 1) size <<= 1;
+  return size;
+}
+
+}  // namespace
+
+void BytesToIdMap::build(const std::vector<uint8_t>* bytes, const std::vector<uint32_t>* offsets,
+                         const std::vector<uint8_t>& encodable) {
+  bytes_ = bytes;
+  offsets_ = offsets;
+  const size_t count = offsets->size() - 1;
+  const uint64_t size = tableSize(count);
+  slots_.assign(size, kNoId);
+  mask_ = size - 1;
+  for (size_t id = 0; id < count; id++) {
+    if (!encodable[id]) continue;
+    const uint32_t b = (*offsets)[id], e = (*offsets)[id + 1];
+    if (e == b) continue;
+    uint64_t h = hashBytes(bytes->data() + b, e - b) & mask_;
+    for (;;) {
+      uint32_t cur = slots_[h];
+      if (cur == kNoId) {
+        slots_[h] = uint32_t(id);
+        break;
+      }
+      // Two ids with the same bytes cannot happen for encodable tokens (the
+      // ByteLevel alphabet is a bijection), but keep the first like a map would.
+      const uint32_t cb = (*offsets)[cur], ce = (*offsets)[cur + 1];
+      if (ce - cb == e - b && std::memcmp(bytes->data() + cb, bytes->data() + b, e - b) == 0) break;
+      h = (h + 1) & mask_;
+    }
+  }
+}
+
+uint32_t BytesToIdMap::find(const uint8_t* p, size_t n, uint64_t hash) const {
+  uint64_t h = hash & mask_;
+  const uint8_t* base = bytes_->data();
+  const uint32_t* off = offsets_->data();
+  for (;;) {
+    uint32_t id = slots_[h];
+    if (id == kNoId) return kNoId;
+    const uint32_t b = off[id], e = off[id + 1];
+    if (e - b == n && bytesEqual(base + b, p, n)) return id;
+    h = (h + 1) & mask_;
+  }
+}
+
+bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const {
+  if (slots_.empty()) return false;
+  size_t i = h & mask_;
+  for (;;) {
+    const Slot& s = slots_[i];
+    if (s.hash == 0) return false;
+    if (s.hash == h && s.keyLen == n && bytesEqual(keys_.data() + s.keyOff, p, n)) {
+      out.insert(out.end(), ids_.begin() + s.idOff, ids_.begin() + s.idOff + s.idCount);
+      return true;
+    }
+    i = (i + 1) & mask_;
+  }
+}
+
+void WordCache::grow() {
+  if (slots_.empty() || slots_.size() >= kMaxSlots) {
+    slots_.assign(slots_.empty() ? kMinSlots : kMaxSlots, Slot{});
+    if (slots_.size() >= kMaxSlots) {  // full at the maximum size: start over
+      slots_.assign(kMinSlots, Slot{});
+      keys_.clear();
+      ids_.clear();
+      count_ = 0;
+    }
+    mask_ = slots_.size() - 1;
+    return;
+  }
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, Slot{});
+  mask_ = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.hash == 0) continue;
+    size_t i = s.hash & mask_;
+    while (slots_[i].hash != 0) i = (i + 1) & mask_;
+    slots_[i] = s;
+  }
+}
+
+void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count) {
+  if (n > kMaxKey || count > 0xFFFF) return;
+  if (slots_.empty() || (count_ + 1) * 2 > slots_.size()) grow();
+  size_t i = h & mask_;
+  while (slots_[i].hash != 0) i = (i + 1) & mask_;
+  slots_[i] = Slot{h, uint32_t(keys_.size()), uint32_t(ids_.size()), uint16_t(n), uint16_t(count)};
+  keys_.insert(keys_.end(), p, p + n);
+  ids_.insert(ids_.end(), ids, ids + count);
+  count_++;
+}
+
+void MergeMap::build(const uint32_t* triples, size_t count) {
+  const uint64_t size = tableSize(count);
+  slots_.assign(size, Entry{kEmpty, 0, 0});
+  mask_ = size - 1;
+  for (size_t rank = 0; rank < count; rank++) {
+    const uint32_t left = triples[rank * 3], right = triples[rank * 3 + 1], newId = triples[rank * 3 + 2];
+    const uint64_t key = (uint64_t(left) << 32) | right;
+    uint64_t h = mix(key) & mask_;
+    for (;;) {
+      Entry& e = slots_[h];
+      if (e.key == kEmpty || e.key == key) {
+        e = Entry{key, uint32_t(rank), newId};
+        break;
+      }
+      h = (h + 1) & mask_;
+    }
+  }
+}
+
+BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, const std::vector<uint8_t>& encodable,
+                   const uint32_t* mergeTriples, size_t mergeCount, bool ignoreMerges)
+    : bytes_(std::move(bytes)), offsets_(std::move(offsets)), ignoreMerges_(ignoreMerges) {
+  if (offsets_.empty() || offsets_.back() != bytes_.size() || encodable.size() + 1 != offsets_.size())
+    throw std::invalid_argument("vocab offsets do not match the vocab bytes");
+  for (size_t i = 0; i + 1 < offsets_.size(); i++)
+    if (offsets_[i] > offsets_[i + 1]) throw std::invalid_argument("vocab offsets are not ascending");
+  const size_t vocab = offsets_.size() - 1;
+  for (size_t i = 0; i < mergeCount * 3; i++)
+    if (mergeTriples[i] >= vocab) throw std::invalid_argument("merge refers to an id outside the vocab");
+  vocab_.build(&bytes_, &offsets_, encodable);
+  merges_.build(mergeTriples, mergeCount);
+  newIdByRank_.resize(mergeCount);
+  for (size_t r = 0; r < mergeCount; r++) newIdByRank_[r] = mergeTriples[r * 3 + 2];
+  for (int b = 0; b < 256; b++) {
+    uint8_t c = uint8_t(b);
+    byteToId_[b] = vocab_.find(&c, 1);
+  }
+}
+
+void BpeModel::encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  if (n == 0) return;
+  // models/bpe/model.rs `tokenize`: with ignore_merges a pre-token that is itself
+  // in the vocab is emitted whole, before any merging.
+  if (n == 1) {
+    uint32_t id = byteToId_[p[0]];
+    if (id != kNoId) out.push_back(id);  // else: not in vocab and no unk_token, dropped as in HF
+    return;
+  }
+  const uint64_t h = hashBytes(p, n);
+  if (ignoreMerges_) {
+    uint32_t id = vocab_.find(p, n, h);
+    if (id != kNoId) {
+      out.push_back(id);
+      return;
+    }
+  }
+  const bool cacheable = n <= WordCache::kMaxKey;
+  if (cacheable && scratch.cache.lookup(p, n, h, out)) return;
+  const size_t outStart = out.size();
+  mergeWord(p, n, out, scratch);
+  if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
+}
+
+void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  // merge_word: one symbol per byte-level char (= per byte); bytes missing from the
+  // vocab are dropped (unk_token is null for every supported model).
+  auto& sym = scratch.symbols;
+  sym.clear();
+  for (size_t i = 0; i < n; i++) {
+    uint32_t id = byteToId_[p[i]];
+    if (id == kNoId) continue;
+    int32_t idx = int32_t(sym.size());
+    sym.push_back({id, idx - 1, idx + 1, 1});
+  }
+  if (sym.empty()) return;
+  sym.back().next = -1;
+  const int32_t count = int32_t(sym.size());
+
+  // word.rs merge_all. Heap order: lowest rank first, then lowest position; an
+  // entry is the 64-bit key (rank << 32 | pos), its new id is newIdByRank_[rank]
+  // (a rank identifies one merge). std heap is a max-heap, so keys are negated.
+  auto& heap = scratch.heap;
+  heap.clear();
+  auto key = [](uint32_t rank, uint32_t pos) { return ~((uint64_t(rank) << 32) | pos); };
+  for (int32_t i = 0; i + 1 < count; i++) {
+    if (const MergeMap::Entry* m = merges_.find(sym[i].id, sym[i + 1].id)) heap.push_back(key(m->rank, uint32_t(i)));
+  }
+  std::make_heap(heap.begin(), heap.end());
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const uint64_t top = ~heap.back();
+    heap.pop_back();
+    const uint32_t topPos = uint32_t(top), topNewId = newIdByRank_[top >> 32];
+    BpeScratch::Symbol& cur = sym[topPos];
+    if (cur.len == 0 || cur.next == -1) continue;
+    const int32_t nextPos = cur.next;
+    const BpeScratch::Symbol right = sym[nextPos];
+    // Stale entry: the pair now at `pos` must still merge into the same id.
+    const MergeMap::Entry* now = merges_.find(cur.id, right.id);
+    if (!now || now->newId != topNewId) continue;
+    cur.id = topNewId;
+    cur.len += right.len;
+    cur.next = right.next;
+    sym[nextPos].len = 0;
+    if (right.next > -1 && right.next < count) sym[right.next].prev = int32_t(topPos);
+    if (cur.prev >= 0) {
+      if (const MergeMap::Entry* m = merges_.find(sym[cur.prev].id, cur.id)) {
+        heap.push_back(key(m->rank, uint32_t(cur.prev)));
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+    if (cur.next > -1 && cur.next < count) {
+      if (const MergeMap::Entry* m = merges_.find(cur.id, sym[cur.next].id)) {
+        heap.push_back(key(m->rank, topPos));
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+  }
+  for (int32_t i = 0; i != -1 && i < count; i = sym[i].next) out.push_back(sym[i].id);
+}
+
+}  // namespace promptenc

@@ -1,0 +1,163 @@
+// Byte-level BPE model: vocab lookup by raw bytes, merge ranks, and the merge loop
+// of Hugging Face `tokenizers` (models/bpe/word.rs `merge_all`), reproduced exactly.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace promptenc {
+
+constexpr uint32_t kNoId = 0xFFFFFFFFu;
+
+/// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots).
+inline uint64_t hashBytes(const uint8_t* p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    h = (h ^ v) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t v = 0;
+  std::memcpy(&v, p, n);
+  h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 29;
+  return h | 1;
+}
+
+/// memcmp(a, b, n) == 0, inlined for the short keys of the hot path.
+inline bool bytesEqual(const uint8_t* a, const uint8_t* b, size_t n) {
+  if (n <= 8) {
+    uint64_t x = 0, y = 0;
+    std::memcpy(&x, a, n);
+    std::memcpy(&y, b, n);
+    return x == y;
+  }
+  return std::memcmp(a, b, n) == 0;
+}
+
+/// Open-addressing map from a token's raw bytes to its id. Keys live in the
+/// model's concatenated byte buffer; the table holds only ids. Immutable after build.
+class BytesToIdMap {
+ public:
+  void build(const std::vector<uint8_t>* bytes, const std::vector<uint32_t>* offsets,
+             const std::vector<uint8_t>& encodable);
+  uint32_t find(const uint8_t* p, size_t n) const { return find(p, n, hashBytes(p, n)); }
+  uint32_t find(const uint8_t* p, size_t n, uint64_t h) const;
+
+ private:
+  const std::vector<uint8_t>* bytes_ = nullptr;
+  const std::vector<uint32_t>* offsets_ = nullptr;
+  std::vector<uint32_t> slots_;
+  uint64_t mask_ = 0;
+};
+
+/// (left id, right id) -> (rank, merged id). Later duplicates overwrite earlier
+/// ones, as when HF collects the merges into a HashMap.
+class MergeMap {
+ public:
+  struct Entry {
+    uint64_t key;
+    uint32_t rank;
+    uint32_t newId;
+  };
+  void build(const uint32_t* triples, size_t count);
+  const Entry* find(uint32_t left, uint32_t right) const {
+    const uint64_t key = (uint64_t(left) << 32) | right;
+    uint64_t h = mix(key) & mask_;
+    for (;;) {
+      const Entry& e = slots_[h];
+      if (e.key == key) return &e;
+      if (e.key == kEmpty) return nullptr;
+      h = (h + 1) & mask_;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t(0);
+  static uint64_t mix(uint64_t k) {
+    k ^= k >> 31;
+    k *= 0x9E3779B97F4A7C15ull;
+    k ^= k >> 29;
+    return k;
+  }
+  std::vector<Entry> slots_;
+  uint64_t mask_ = 0;
+};
+
+/// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
+/// Pieces repeat a lot in real text; a hit replaces the merge loop (whose merge-table
+/// probes are cache misses) by one probe here. Cleared wholesale when full.
+class WordCache {
+ public:
+  static constexpr size_t kMaxKey = 128;
+  /// Returns true and appends the cached ids on a hit.
+  bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const;
+  void insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count);
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;  // 0 = empty
+    uint32_t keyOff = 0;
+    uint32_t idOff = 0;
+    uint16_t keyLen = 0;
+    uint16_t idCount = 0;
+  };
+  // The table starts small (short texts stay cheap) and doubles while at most half
+  // full, up to kMaxSlots; then it is cleared and starts over.
+  static constexpr size_t kMinSlots = 1u << 12;
+  static constexpr size_t kMaxSlots = 1u << 18;
+  void grow();
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::vector<uint8_t> keys_;
+  std::vector<uint32_t> ids_;
+  size_t count_ = 0;
+};
+
+/// Reusable per-call scratch space for BpeModel::encodeWord.
+struct BpeScratch {
+  struct Symbol {
+    uint32_t id;
+    int32_t prev;
+    int32_t next;
+    uint32_t len;  // 0 = merged away
+  };
+  std::vector<Symbol> symbols;
+  std::vector<uint64_t> heap;  // ~(rank << 32 | pos)
+  WordCache cache;
+};
+
+class BpeModel {
+ public:
+  /// bytes/offsets: raw bytes of model token i are bytes[offsets[i], offsets[i+1]).
+  /// encodable[i] = 1 when the token's string is made only of ByteLevel chars
+  /// (only those can be produced by encoding). triples: (left, right, new) per rank.
+  BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, const std::vector<uint8_t>& encodable,
+           const uint32_t* mergeTriples, size_t mergeCount, bool ignoreMerges);
+  BpeModel(const BpeModel&) = delete;
+  BpeModel& operator=(const BpeModel&) = delete;
+
+  /// Appends the ids of one pre-token (raw bytes) to out.
+  void encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+
+  void mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  size_t vocabSize() const { return offsets_.size() - 1; }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  const std::vector<uint32_t>& offsets() const { return offsets_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  std::vector<uint32_t> offsets_;
+  BytesToIdMap vocab_;
+  MergeMap merges_;
+  std::vector<uint32_t> newIdByRank_;
+  uint32_t byteToId_[256];
+  bool ignoreMerges_;
+};
+
+}  // namespace promptenc

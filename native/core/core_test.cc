@@ -1,0 +1,66 @@
+// Small self-checks and a pre-tokenizer microbenchmark for the core (no Node needed).
+//   cmake -S . -B build-test && cmake --build build-test --target promptenc_core_test
+//   ./build-test/promptenc_core_test
+// Token-level parity with the Rust oracle lives in test/native-*.test.ts.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "encoder.h"
+#include "pretokenizer.h"
+
+using namespace promptenc;
+
+static int failures = 0;
+#define CHECK(cond)                                            \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      std::printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                              \
+    }                                                          \
+  } while (0)
+
+static std::vector<std::string> pieces(PreTokenizerKind k, const std::string& s) {
+  std::vector<std::string> out;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(s.data());
+  preTokenize(k, p, 0, s.size(), [&](size_t b, size_t e) { out.emplace_back(s.substr(b, e - b)); });
+  return out;
+}
+
+int main() {
+  // from_utf8_lossy: maximal subparts.
+  {
+    std::string out;
+    const uint8_t bad[] = {0x61, 0xE4, 0xB8, 0x62, 0xFF, 0xF0, 0x9F, 0x98};
+    appendUtf8Lossy(bad, sizeof bad, out);
+    CHECK(out == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+  }
+  CHECK(byteLevelChar(' ') == 0x120);
+  CHECK(byteLevelChar('\n') == 0x10A);
+  CHECK(byteLevelChar('a') == 'a');
+  // \s+(?!\S) gives back the last whitespace char.
+  {
+    auto v = pieces(PreTokenizerKind::Cl100k, "a   b\n\n c123456");
+    std::vector<std::string> want = {"a", "  ", " b", "\n\n", " c", "123", "456"};
+    CHECK(v == want);
+  }
+  {
+    auto v = pieces(PreTokenizerKind::O200k, "HelloWORLD's x");
+    std::vector<std::string> want = {"Hello", "WORLD's", " x"};
+    CHECK(v == want);
+  }
+  // Microbenchmark: pre-tokenize 8 MB of mixed text.
+  std::string text;
+  while (text.size() < (8u << 20)) text += "The quick brown fox, 12345 jumps!\n  def f(x): return x**2  # 中文字符 🎉\n";
+  for (auto k : {PreTokenizerKind::Cl100k, PreTokenizerKind::O200k, PreTokenizerKind::DeepSeekV3}) {
+    size_t count = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    preTokenize(k, reinterpret_cast<const uint8_t*>(text.data()), 0, text.size(), [&](size_t, size_t) { count++; });
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("pre-tokenizer %u: %zu pieces, %.0f MB/s\n", unsigned(k), count, text.size() / 1e6 / s);
+  }
+  std::printf(failures ? "%d FAILED\n" : "all core checks passed\n", failures);
+  return failures ? 1 : 0;
+}

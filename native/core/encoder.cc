@@ -1,0 +1,195 @@
+#include "encoder.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace promptenc {
+
+uint32_t byteLevelChar(uint8_t b) {
+  // bytes_to_unicode: printable Latin-1 bytes map to themselves, the other 68
+  // bytes map to U+0100.. in byte order.
+  auto printable = [](uint32_t c) { return (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174); };
+  if (printable(b)) return b;
+  uint32_t k = 0;
+  for (uint32_t c = 0; c < b; c++)
+    if (!printable(c)) k++;
+  return 256 + k;
+}
+
+namespace {
+
+/// ByteLevel decoder for one token string: its chars mapped back to bytes when all
+/// are in the alphabet, else the token's own UTF-8 (decoders/byte_level.rs).
+std::string byteLevelDecodeToken(const std::string& token) {
+  static_assert(sizeof(char) == 1, "");
+  uint8_t charToByteLow[0x180];
+  bool known[0x180] = {};
+  for (uint32_t b = 0; b < 256; b++) {
+    uint32_t c = byteLevelChar(uint8_t(b));
+    charToByteLow[c] = uint8_t(b);
+    known[c] = true;
+  }
+  std::string out;
+  const uint8_t* s = reinterpret_cast<const uint8_t*>(token.data());
+  size_t i = 0, n = token.size();
+  while (i < n) {
+    CodePoint c = decodeUtf8(s, i, n);
+    if (c.cp >= 0x180 || !known[c.cp]) return token;
+    out.push_back(char(charToByteLow[c.cp]));
+    i += c.len;
+  }
+  return out;
+}
+
+}  // namespace
+
+void appendUtf8Lossy(const uint8_t* p, size_t n, std::string& out) {
+  out.reserve(out.size() + n);
+  size_t i = 0;
+  while (i < n) {
+    const uint8_t b0 = p[i];
+    if (b0 < 0x80) {
+      out.push_back(char(b0));
+      i++;
+      continue;
+    }
+    size_t need;
+    uint8_t lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      need = 1;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      need = 2;
+      if (b0 == 0xE0) lo = 0xA0;
+      if (b0 == 0xED) hi = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      need = 3;
+      if (b0 == 0xF0) lo = 0x90;
+      if (b0 == 0xF4) hi = 0x8F;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      i++;
+      continue;
+    }
+    size_t k = 1;
+    bool ok = true;
+    for (; k <= need; k++) {
+      if (i + k >= n) {
+        ok = false;
+        break;
+      }
+      const uint8_t c = p[i + k];
+      const uint8_t l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+      if (c < l || c > h) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) {
+      out.append(reinterpret_cast<const char*>(p + i), need + 1);
+      i += need + 1;
+    } else {
+      out.append("\xEF\xBF\xBD");  // the maximal subpart p[i, i+k)
+      i += k;
+    }
+  }
+}
+
+Encoder::Encoder(EncoderSpec spec)
+    : model_(std::move(spec.vocabBytes), std::move(spec.vocabOffsets), spec.vocabEncodable, spec.mergeTriples.data(),
+             spec.mergeTriples.size() / 3, spec.ignoreMerges),
+      added_(std::move(spec.added)),
+      preTokenizer_(spec.preTokenizer),
+      addPrefixSpace_(spec.addPrefixSpace) {
+  if (spec.mergeTriples.size() % 3 != 0) throw std::invalid_argument("merges must be (left, right, new) triples");
+  if (uint32_t(preTokenizer_) > uint32_t(PreTokenizerKind::DeepSeekV3))
+    throw std::invalid_argument("unknown pre-tokenizer kind");
+  rawTrie_.build(added_, false);
+  normalizedTrie_.build(added_, true);
+
+  // Decode table: HF decode looks an id up in the added vocabulary first, then the model.
+  size_t maxId = model_.vocabSize();
+  for (const auto& t : added_) maxId = std::max<size_t>(maxId, size_t(t.id) + 1);
+  std::vector<const AddedTokenSpec*> addedById(maxId, nullptr);
+  for (const auto& t : added_) addedById[t.id] = &t;
+  decodeOffsets_.assign(maxId + 1, 0);
+  decodeFlags_.assign(maxId, 0);
+  const auto& mb = model_.bytes();
+  const auto& mo = model_.offsets();
+  for (size_t id = 0; id < maxId; id++) {
+    decodeOffsets_[id] = uint32_t(decodeBytes_.size());
+    if (const AddedTokenSpec* t = addedById[id]) {
+      std::string b = byteLevelDecodeToken(t->content);
+      decodeBytes_.insert(decodeBytes_.end(), b.begin(), b.end());
+      decodeFlags_[id] = t->special ? 3 : 1;
+    } else if (id < model_.vocabSize() && mo[id + 1] > mo[id]) {
+      decodeBytes_.insert(decodeBytes_.end(), mb.begin() + mo[id], mb.begin() + mo[id + 1]);
+      decodeFlags_[id] = 1;
+    }
+  }
+  decodeOffsets_[maxId] = uint32_t(decodeBytes_.size());
+}
+
+void Encoder::encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const {
+  if (preTokenizer_ == PreTokenizerKind::Gpt2 && addPrefixSpace_ && s[b] != ' ') {
+    // ByteLevel add_prefix_space: each segment gets a leading space unless it has one.
+    std::string& t = scratch.prefixed;
+    t.assign(1, ' ');
+    t.append(reinterpret_cast<const char*>(s + b), e - b);
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
+    preTokenize(preTokenizer_, p, 0, t.size(),
+                [&](size_t x, size_t y) { model_.encodeWord(p + x, y - x, out, scratch.bpe); });
+    return;
+  }
+  preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) { model_.encodeWord(s + x, y - x, out, scratch.bpe); });
+}
+
+void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {
+  EncodeState state;
+  encode(s, n, out, state);
+}
+
+void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch) const {
+  scratch.raw.clear();
+  if (rawTrie_.empty() && normalizedTrie_.empty()) {
+    if (n) encodeText(s, 0, n, out, scratch);
+    return;
+  }
+  // Pass 1: normalized=false tokens on the raw text. Pass 2: normalized=true tokens
+  // inside each remaining gap (already normalized, see NormalizerKind::Nfc).
+  findAddedTokens(rawTrie_, added_, s, n, scratch.raw);
+  for (const Segment& seg : scratch.raw) {
+    if (seg.tokenId != kNoSegmentToken) {
+      out.push_back(seg.tokenId);
+      continue;
+    }
+    if (normalizedTrie_.empty()) {
+      encodeText(s, seg.start, seg.end, out, scratch);
+      continue;
+    }
+    scratch.inner.clear();
+    findAddedTokens(normalizedTrie_, added_, s + seg.start, seg.end - seg.start, scratch.inner);
+    for (const Segment& in : scratch.inner) {
+      if (in.tokenId != kNoSegmentToken)
+        out.push_back(in.tokenId);
+      else
+        encodeText(s, seg.start + in.start, seg.start + in.end, out, scratch);
+    }
+  }
+}
+
+std::string Encoder::decode(const uint32_t* ids, size_t n, bool skipSpecial) const {
+  std::vector<uint8_t> bytes;
+  const size_t known = decodeFlags_.size();
+  for (size_t i = 0; i < n; i++) {
+    const uint32_t id = ids[i];
+    if (id >= known) continue;
+    const uint8_t f = decodeFlags_[id];
+    if (!(f & 1) || (skipSpecial && (f & 2))) continue;
+    bytes.insert(bytes.end(), decodeBytes_.begin() + decodeOffsets_[id], decodeBytes_.begin() + decodeOffsets_[id + 1]);
+  }
+  std::string out;
+  appendUtf8Lossy(bytes.data(), bytes.size(), out);
+  return out;
+}
+
+}  // namespace promptenc

@@ -1,0 +1,81 @@
+// The immutable encoder: added-token split -> pre-tokenizer -> byte-level BPE,
+// and decode. Built once from plain buffers; any number of threads may call the
+// const methods at once (all scratch space is per call).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "added_tokens.h"
+#include "bpe.h"
+#include "pretokenizer.h"
+
+namespace promptenc {
+
+enum class NormalizerKind : uint32_t {
+  None = 0,
+  /// NFC: the core does not normalize; callers pass text that is already NFC
+  /// (then every segment is NFC too) and added-token patterns already normalized.
+  Nfc = 1,
+};
+
+struct EncoderSpec {
+  std::vector<uint8_t> vocabBytes;      // raw bytes of model tokens, concatenated by id
+  std::vector<uint32_t> vocabOffsets;   // vocabSize + 1 offsets into vocabBytes
+  std::vector<uint8_t> vocabEncodable;  // 1 when the token is made of ByteLevel chars only
+  std::vector<uint32_t> mergeTriples;   // (left, right, new) per merge, in rank order
+  std::vector<AddedTokenSpec> added;
+  PreTokenizerKind preTokenizer = PreTokenizerKind::Cl100k;
+  bool addPrefixSpace = false;  // only meaningful for Gpt2 (plain ByteLevel with use_regex)
+  bool ignoreMerges = false;
+  NormalizerKind normalizer = NormalizerKind::None;
+};
+
+/// Mutable per-thread state for Encoder::encode: scratch buffers and a word cache.
+/// Use one per thread (or per call); never share one between threads at once.
+struct EncodeState {
+  BpeScratch bpe;
+  std::vector<Segment> raw;
+  std::vector<Segment> inner;
+  std::string prefixed;
+};
+
+class Encoder {
+ public:
+  explicit Encoder(EncoderSpec spec);  // throws std::invalid_argument on inconsistent input
+
+  /// Appends the ids of HF `encode(text, add_special_tokens=False)` to out.
+  /// s must be valid UTF-8.
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const;
+  /// The same, reusing `state` (its word cache makes repeated calls faster).
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state) const;
+
+  /// HF `decode` with a ByteLevel decoder; invalid UTF-8 becomes U+FFFD as in
+  /// Rust's String::from_utf8_lossy. Unknown ids are skipped.
+  std::string decode(const uint32_t* ids, size_t n, bool skipSpecial) const;
+
+ private:
+  void encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
+
+  BpeModel model_;
+  std::vector<AddedTokenSpec> added_;
+  AddedTokenTrie rawTrie_;         // normalized == false tokens, matched on the raw text
+  AddedTokenTrie normalizedTrie_;  // normalized == true tokens, matched inside each gap
+  PreTokenizerKind preTokenizer_;
+  bool addPrefixSpace_;
+
+  // Decode table indexed by id: bytes, and flags (1 = known id, 2 = special added token).
+  std::vector<uint8_t> decodeBytes_;
+  std::vector<uint32_t> decodeOffsets_;
+  std::vector<uint8_t> decodeFlags_;
+};
+
+/// Rust String::from_utf8_lossy: each maximal invalid subpart becomes one U+FFFD.
+void appendUtf8Lossy(const uint8_t* p, size_t n, std::string& out);
+
+/// The GPT-2 ByteLevel alphabet: the char that stands for each byte.
+uint32_t byteLevelChar(uint8_t b);
+
+}  // namespace promptenc

@@ -1,0 +1,436 @@
+// Hand-written scanners, each exactly equivalent to one Oniguruma regex used by a
+// Hugging Face `Split` pre-tokenizer (behavior Isolated, or Removed+invert which is
+// the same for these regexes because they match every position: there are no gaps).
+//
+// Oniguruma semantics reproduced: at each start position the alternation is tried
+// in order and the first branch that matches wins (not the longest); quantifiers
+// are greedy and give characters back when the rest of the branch fails; when no
+// branch matches at a position the search moves one character on, and the
+// characters skipped become a "gap" piece (Isolated keeps gaps as pieces).
+// Every piece boundary acts as start/end of string (each Split runs per piece).
+//
+// Cost: each scanner is O(length of the match) per match, so a whole split is
+// linear in the input (whitespace runs are scanned once per match; the
+// `\s+(?!\S)` give-back is O(1)).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "unicode.h"
+
+namespace promptenc {
+
+enum class PreTokenizerKind : uint32_t {
+  /// ByteLevel(use_regex=true): 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  Gpt2 = 0,
+  /// Llama 3 / GLM-4: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  Cl100k = 1,
+  /// Qwen2 / Qwen3: the same with \p{N} instead of \p{N}{1,3}.
+  Qwen2 = 2,
+  /// GPT-4o / gpt-oss (o200k), see scanO200k.
+  O200k = 3,
+  /// DeepSeek-V3: three chained Splits, see splitDeepSeekV3.
+  DeepSeekV3 = 4,
+};
+
+namespace pretok_detail {
+
+constexpr uint16_t kL = uflag::L;
+constexpr uint16_t kN = uflag::N;
+constexpr uint16_t kS = uflag::SPACE;
+
+inline bool isCrLf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
+
+/// Returns the end of the maximal run of chars whose flags intersect `mask`, from i.
+inline size_t runOf(const uint8_t* s, size_t i, size_t n, uint16_t mask) {
+  while (i < n) {
+    Char c = charAt(s, i, n);
+    if (!(c.flags & mask)) break;
+    i += c.len;
+  }
+  return i;
+}
+
+/// Returns the end of the maximal run of chars whose flags do not intersect `mask`
+/// from i.
+inline size_t runNot(const uint8_t* s, size_t i, size_t n, uint16_t mask) {
+  while (i < n) {
+    Char c = charAt(s, i, n);
+    if (c.flags & mask) break;
+    i += c.len;
+  }
+  return i;
+}
+
+/// Skips \r and \n (and '/' when `slash`), as [\r\n]* or [\r\n/]*.
+inline size_t skipCrLf(const uint8_t* s, size_t i, size_t n, bool slash) {
+  while (i < n && (s[i] == '\r' || s[i] == '\n' || (slash && s[i] == '/'))) i++;
+  return i;
+}
+
+inline bool isAsciiLetter(uint8_t b) { return uint8_t((b | 0x20) - 'a') < 26; }
+
+/// Case-insensitive contraction at i, as Oniguruma's (?i:'s|'t|'re|'ve|'m|'ll|'d).
+/// Returns the end, or 0 when there is none. Besides ASCII case, Oniguruma case
+/// folding makes U+017F LATIN SMALL LETTER LONG S equal to 's' (checked against the oracle).
+inline size_t contractionCI(const uint8_t* s, size_t i, size_t n) {
+  if (i + 1 >= n || s[i] != '\'') return 0;
+  uint8_t a = s[i + 1];
+  if (a == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) return i + 3;  // 'ſ
+  a |= 0x20;
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+  if (i + 2 >= n) return 0;
+  uint8_t b = s[i + 2] | 0x20;
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+  return 0;
+}
+
+/// Case-sensitive contraction ('s|'t|'re|'ve|'m|'ll|'d), for GPT-2.
+inline size_t contractionCS(const uint8_t* s, size_t i, size_t n) {
+  if (i + 1 >= n || s[i] != '\'') return 0;
+  uint8_t a = s[i + 1];
+  if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
+  if (i + 2 >= n) return 0;
+  uint8_t b = s[i + 2];
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+  return 0;
+}
+
+/// The shared tail of the cl100k-style regexes, at a whitespace char c0 at i:
+///   \s*[\r\n]+      → up to and including the last \r or \n of the whitespace run
+///   \s+(?!\S)       → the whole run at end of piece, else the run minus its last char (if ≥ 2 chars)
+///   \s+             → the whole run
+inline size_t whitespaceTail(const uint8_t* s, size_t i, size_t n, bool withNewlineBranch) {
+  size_t j = i;
+  size_t lastNl = SIZE_MAX;
+  size_t lastStart = i;
+  while (j < n) {
+    Char c = charAt(s, j, n);
+    if (!(c.flags & kS)) break;
+    if (isCrLf(c.cp)) lastNl = j;
+    lastStart = j;
+    j += c.len;
+  }
+  if (withNewlineBranch && lastNl != SIZE_MAX) return lastNl + 1;
+  if (j == n) return j;
+  if (lastStart > i) return lastStart;  // run of ≥ 2 chars gives back its last one
+  return j;
+}
+
+/// One match of the Llama-3 (maxDigits 3) / Qwen2 (maxDigits 1) regex at i.
+/// Every char starts some branch, so this always consumes at least one char.
+inline size_t matchCl100k(const uint8_t* s, size_t i, size_t n, int maxDigits) {
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+  if (size_t e = contractionCI(s, i, n)) return e;
+  Char c0 = charAt(s, i, n);
+  // [^\r\n\p{L}\p{N}]?\p{L}+
+  if (c0.flags & kL) return runOf(s, i + c0.len, n, kL);
+  if (!(c0.flags & kN) && !isCrLf(c0.cp) && i + c0.len < n) {
+    Char c1 = charAt(s, i + c0.len, n);
+    if (c1.flags & kL) return runOf(s, i + c0.len + c1.len, n, kL);
+  }
+  // \p{N}{1,3}   (Qwen2: \p{N})
+  if (c0.flags & kN) {
+    size_t j = i + c0.len;
+    for (int k = 1; k < maxDigits && j < n; k++) {
+      Char c = charAt(s, j, n);
+      if (!(c.flags & kN)) break;
+      j += c.len;
+    }
+    return j;
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n]*
+  if (c0.cp == ' ' && i + 1 < n) {
+    Char c1 = charAt(s, i + 1, n);
+    if (!(c1.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, false);
+  }
+  if (!(c0.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, false);
+  // \s*[\r\n]+ | \s+(?!\S) | \s+   (c0 is whitespace here)
+  return whitespaceTail(s, i, n, true);
+}
+
+/// One match of the GPT-2 regex at i:
+/// 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+inline size_t matchGpt2(const uint8_t* s, size_t i, size_t n) {
+  // 's|'t|'re|'ve|'m|'ll|'d
+  if (size_t e = contractionCS(s, i, n)) return e;
+  Char c0 = charAt(s, i, n);
+  size_t j = i;
+  Char c = c0;
+  if (c0.cp == ' ' && i + 1 < n) {
+    j = i + 1;
+    c = charAt(s, j, n);
+  }
+  if (j != i) {
+    //  ?\p{L}+ |  ?\p{N}+ |  ?[^\s\p{L}\p{N}]+   (with the space)
+    if (c.flags & kL) return runOf(s, j, n, kL);
+    if (c.flags & kN) return runOf(s, j, n, kN);
+    if (!(c.flags & (kS | kL | kN))) return runNot(s, j, n, kS | kL | kN);
+  }
+  // the same three without the space
+  if (c0.flags & kL) return runOf(s, i, n, kL);
+  if (c0.flags & kN) return runOf(s, i, n, kN);
+  if (!(c0.flags & (kS | kL | kN))) return runNot(s, i, n, kS | kL | kN);
+  // \s+(?!\S) | \s+
+  return whitespaceTail(s, i, n, false);
+}
+
+// o200k character classes.
+constexpr uint16_t kUpper = uflag::LU | uflag::LT | uflag::LM | uflag::LO | uflag::M;  // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+constexpr uint16_t kLower = uflag::LL | uflag::LM | uflag::LO | uflag::M;              // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+
+/// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+ from s, with Oniguruma's
+/// backtracking: the upper run is greedy; if no lower char follows it, it gives
+/// chars back until one of them (an Lm/Lo/M, which is in both classes) can start
+/// the lower run. Returns the end or 0 when the sub-pattern fails.
+inline size_t upperStarLowerPlus(const uint8_t* s, size_t start, size_t n) {
+  size_t u = start;
+  size_t lastBoth = SIZE_MAX, lastBothEnd = 0;
+  while (u < n) {
+    Char c = charAt(s, u, n);
+    if (!(c.flags & kUpper)) break;
+    if (c.flags & kLower) {
+      lastBoth = u;
+      lastBothEnd = u + c.len;
+    }
+    u += c.len;
+  }
+  if (u < n) {
+    Char c = charAt(s, u, n);
+    if (c.flags & kLower) return runOf(s, u + c.len, n, kLower);
+  }
+  if (lastBoth != SIZE_MAX) return lastBothEnd;
+  return 0;
+}
+
+/// One match of the o200k regex at i:
+///   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+///  |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+///  |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+inline size_t matchO200k(const uint8_t* s, size_t i, size_t n) {
+  // ASCII fast path for the two letter branches: an optional ASCII prefix char, then
+  // [A-Z]*[a-z]* ending before an ASCII non-letter or the end. There the regex result
+  // is plain: branch 1 when a lowercase run exists, else branch 2; both then take the
+  // optional contraction. Anything touching non-ASCII goes the general way below.
+  {
+    const uint8_t b0 = s[i];
+    size_t j = SIZE_MAX;
+    if (b0 < 0x80) {
+      if (isAsciiLetter(b0)) {
+        j = i;
+      } else if (!(b0 >= '0' && b0 <= '9') && b0 != '\r' && b0 != '\n' && i + 1 < n && isAsciiLetter(s[i + 1])) {
+        j = i + 1;
+      }
+    }
+    if (j != SIZE_MAX) {
+      size_t k = j;
+      while (k < n && s[k] >= 'A' && s[k] <= 'Z') k++;
+      while (k < n && s[k] >= 'a' && s[k] <= 'z') k++;
+      if (k == n || s[k] < 0x80) {
+        size_t c = contractionCI(s, k, n);
+        return c ? c : k;
+      }
+    }
+  }
+  Char c0 = charAt(s, i, n);
+  const bool prefixOk = !(c0.flags & (kL | kN)) && !isCrLf(c0.cp);
+  auto withContraction = [&](size_t e) {
+    size_t c = contractionCI(s, e, n);
+    return c ? c : e;
+  };
+  // Branch 1, first with the optional prefix char, then without it.
+  if (prefixOk && i + c0.len < n) {
+    if (size_t e = upperStarLowerPlus(s, i + c0.len, n)) return withContraction(e);
+  }
+  if (size_t e = upperStarLowerPlus(s, i, n)) return withContraction(e);
+  // Branch 2: [^\r\n\p{L}\p{N}]?[upper]+[lower]*(contraction)?
+  if (prefixOk && i + c0.len < n) {
+    Char c1 = charAt(s, i + c0.len, n);
+    if (c1.flags & kUpper) {
+      size_t e = runOf(s, i + c0.len + c1.len, n, kUpper);
+      return withContraction(runOf(s, e, n, kLower));
+    }
+  }
+  if (c0.flags & kUpper) {
+    size_t e = runOf(s, i + c0.len, n, kUpper);
+    return withContraction(runOf(s, e, n, kLower));
+  }
+  // \p{N}{1,3}
+  if (c0.flags & kN) {
+    size_t j = i + c0.len;
+    for (int k = 1; k < 3 && j < n; k++) {
+      Char c = charAt(s, j, n);
+      if (!(c.flags & kN)) break;
+      j += c.len;
+    }
+    return j;
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*
+  if (c0.cp == ' ' && i + 1 < n) {
+    Char c1 = charAt(s, i + 1, n);
+    if (!(c1.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, true);
+  }
+  if (!(c0.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, true);
+  // \s*[\r\n]+ | \s+(?!\S) | \s+
+  return whitespaceTail(s, i, n, true);
+}
+
+inline bool isAsciiPunct(uint8_t b) {
+  return (b >= 0x21 && b <= 0x2F) || (b >= 0x3A && b <= 0x40) || (b >= 0x5B && b <= 0x60) || (b >= 0x7B && b <= 0x7E);
+}
+inline bool isAsciiAlpha(uint8_t b) { return ((b | 0x20) >= 'a' && (b | 0x20) <= 'z'); }
+
+constexpr uint16_t kPS = uflag::P | uflag::S;
+constexpr uint16_t kLM = uflag::L | uflag::M;
+
+/// One match of DeepSeek-V3's third regex at i, or 0 when no branch matches here
+/// (then the char belongs to a gap):
+///   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+///  | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+inline size_t matchDeepSeekWords(const uint8_t* s, size_t i, size_t n) {
+  // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+  if (isAsciiPunct(s[i]) && i + 1 < n && isAsciiAlpha(s[i + 1])) {
+    size_t j = i + 2;
+    while (j < n && isAsciiAlpha(s[j])) j++;
+    return j;
+  }
+  Char c0 = charAt(s, i, n);
+  // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+  if (!(c0.flags & (kL | kPS)) && !isCrLf(c0.cp) && i + c0.len < n) {
+    Char c1 = charAt(s, i + c0.len, n);
+    if (c1.flags & kLM) return runOf(s, i + c0.len + c1.len, n, kLM);
+  }
+  if (c0.flags & kLM) return runOf(s, i + c0.len, n, kLM);
+  //  ?[\p{P}\p{S}]+[\r\n]*
+  if (c0.cp == ' ' && i + 1 < n) {
+    Char c1 = charAt(s, i + 1, n);
+    if (c1.flags & kPS) return skipCrLf(s, runOf(s, i + 1 + c1.len, n, kPS), n, false);
+  }
+  if (c0.flags & kPS) return skipCrLf(s, runOf(s, i + c0.len, n, kPS), n, false);
+  // \s*[\r\n]+ | \s+(?!\S) | \s+
+  if (c0.flags & kS) return whitespaceTail(s, i, n, true);
+  return 0;
+}
+
+/// [一-龥぀-ゟ゠-ヿ]: U+4E00–U+9FA5, U+3040–U+309F, U+30A0–U+30FF.
+inline bool isDeepSeekCjk(uint32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+}
+
+/// Runs `match` over [b, e) with Isolated behavior: matches and the gaps between
+/// them are both emitted, in order. `match(i)` returns the match end or 0.
+template <class Match, class Emit>
+inline void splitIsolated(const uint8_t* s, size_t b, size_t e, Match&& match, Emit&& emit) {
+  size_t gap = b;
+  size_t i = b;
+  while (i < e) {
+    size_t m = match(i);
+    if (m) {
+      if (gap < i) emit(gap, i);
+      emit(i, m);
+      i = m;
+      gap = m;
+    } else {
+      i += charAt(s, i, e).len;
+    }
+  }
+  if (gap < e) emit(gap, e);
+}
+
+}  // namespace pretok_detail
+
+/// Splits s[b, e) into pre-tokens with the given family and calls emit(start, end)
+/// for each, in order. Offsets are absolute in s.
+template <class Emit>
+inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_t e, Emit&& emit) {
+  using namespace pretok_detail;
+  // Each scanner sees only its piece: s + b is its start, e - b its length.
+  switch (kind) {
+    case PreTokenizerKind::Cl100k:
+    case PreTokenizerKind::Qwen2: {
+      const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
+      const uint8_t* p = s + b;
+      const size_t n = e - b;
+      size_t i = 0;
+      while (i < n) {
+        size_t m = matchCl100k(p, i, n, maxDigits);
+        emit(b + i, b + m);
+        i = m;
+      }
+      return;
+    }
+    case PreTokenizerKind::Gpt2: {
+      const uint8_t* p = s + b;
+      const size_t n = e - b;
+      size_t i = 0;
+      while (i < n) {
+        size_t m = matchGpt2(p, i, n);
+        emit(b + i, b + m);
+        i = m;
+      }
+      return;
+    }
+    case PreTokenizerKind::O200k: {
+      const uint8_t* p = s + b;
+      const size_t n = e - b;
+      size_t i = 0;
+      while (i < n) {
+        size_t m = matchO200k(p, i, n);
+        emit(b + i, b + m);
+        i = m;
+      }
+      return;
+    }
+    case PreTokenizerKind::DeepSeekV3: {
+      // Splits 1 and 2 in one pass. They only cut the text: \p{N}{1,3} chunks and
+      // [一-龥぀-ゟ゠-ヿ]+ runs become pieces, and so do the stretches between them.
+      // No char is both N and in those CJK ranges, so one classification per char
+      // gives the same pieces as running the two Isolated splits one after the other.
+      // Split 3 then runs on every piece; on an N chunk it matches nothing (its
+      // branches need L, M, P, S or whitespace), so the chunk stays whole.
+      auto split3 = [&](size_t b2, size_t e2) {
+        const uint8_t* p = s + b2;
+        const size_t n = e2 - b2;
+        splitIsolated(p, 0, n, [&](size_t i) { return matchDeepSeekWords(p, i, n); },
+                      [&](size_t x, size_t y) { emit(b2 + x, b2 + y); });
+      };
+      size_t i = b;
+      size_t pieceStart = b;
+      while (i < e) {
+        const uint8_t b0 = s[i];
+        if (b0 < 0x80 && !(b0 >= '0' && b0 <= '9')) {
+          i++;
+          continue;
+        }
+        Char c = charAt(s, i, e);
+        if (c.flags & kN) {
+          if (pieceStart < i) split3(pieceStart, i);
+          size_t j = i + c.len;
+          for (int k = 1; k < 3 && j < e; k++) {
+            Char d = charAt(s, j, e);
+            if (!(d.flags & kN)) break;
+            j += d.len;
+          }
+          emit(i, j);
+          i = pieceStart = j;
+        } else if (isDeepSeekCjk(c.cp)) {
+          if (pieceStart < i) split3(pieceStart, i);
+          size_t j = i + c.len;
+          while (j < e) {
+            Char d = charAt(s, j, e);
+            if (!isDeepSeekCjk(d.cp)) break;
+            j += d.len;
+          }
+          split3(i, j);
+          i = pieceStart = j;
+        } else {
+          i += c.len;
+        }
+      }
+      if (pieceStart < e) split3(pieceStart, e);
+      return;
+    }
+  }
+}
+
+}  // namespace promptenc

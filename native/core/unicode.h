@@ -1,0 +1,60 @@
+// UTF-8 stepping and Unicode class lookup for the pre-tokenizer scanners.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "unicode_tables.h"
+
+namespace promptenc {
+
+/// One decoded code point: its value and its encoded length in bytes.
+struct CodePoint {
+  uint32_t cp;
+  uint32_t len;
+};
+
+/// Decodes the code point at s[i] (i < n). Input is expected to be valid UTF-8
+/// (N-API produces it, with U+FFFD for lone surrogates); a malformed byte is
+/// consumed alone and reported as U+FFFD so scanners always make progress.
+inline CodePoint decodeUtf8(const uint8_t* s, size_t i, size_t n) {
+  uint32_t b0 = s[i];
+  if (b0 < 0x80) return {b0, 1};
+  if (b0 >= 0xC2 && b0 < 0xE0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80)
+    return {((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F), 2};
+  if (b0 >= 0xE0 && b0 < 0xF0 && i + 2 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80)
+    return {((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3F), 3};
+  if (b0 >= 0xF0 && b0 < 0xF5 && i + 3 < n && (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80 &&
+      (s[i + 3] & 0xC0) == 0x80)
+    return {((b0 & 0x07) << 18) | ((s[i + 1] & 0x3Fu) << 12) | ((s[i + 2] & 0x3Fu) << 6) | (s[i + 3] & 0x3F), 4};
+  return {0xFFFD, 1};
+}
+
+/// Flags for the ASCII range, precomputed so the common case is one load.
+struct AsciiFlags {
+  uint16_t f[128];
+  constexpr AsciiFlags() : f() {
+    for (uint32_t c = 0; c < 128; c++) f[c] = kFlagSets[kStage2[(uint32_t)kStage1[0] * 256u + c]];
+  }
+};
+inline constexpr AsciiFlags kAscii{};
+
+/// A code point plus its class flags.
+struct Char {
+  uint32_t cp;
+  uint32_t len;
+  uint16_t flags;
+};
+
+inline Char charAt(const uint8_t* s, size_t i, size_t n) {
+  uint8_t b = s[i];
+  if (b < 0x80) return {b, 1, kAscii.f[b]};
+  CodePoint c = decodeUtf8(s, i, n);
+  return {c.cp, c.len, unicodeFlags(c.cp)};
+}
+
+/// Rust `char::is_whitespace` (White_Space), used by lstrip/rstrip.
+inline bool isRustWhitespace(uint32_t cp) { return (unicodeFlags(cp) & uflag::SPACE) != 0; }
+/// Rust regex `\w`, used by single_word.
+inline bool isRustWordChar(uint32_t cp) { return (unicodeFlags(cp) & uflag::WORD) != 0; }
+
+}  // namespace promptenc

