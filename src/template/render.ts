@@ -1,6 +1,7 @@
 import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
 import { PromptencError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
+import { makeStringValue, parseArgumentsToRuntime, toPythonJson, type PyJsonOptions } from './pyjson.js';
 
 type Program = ReturnType<typeof parse>;
 
@@ -77,6 +78,8 @@ export function strftime(date: Date, format: string): string {
  * `| tojson` re-serialises the mapping, as it would in transformers with a dict.
  */
 interface ArgumentsText { text: string; parsed: Record<string, unknown> }
+/** How a call's arguments reached us: JSON text (re-parsed with Python semantics) or an object. */
+interface ArgumentsSource { text: string; json: boolean }
 
 function argumentsOf(args: unknown): ArgumentsText | undefined {
   if (typeof args === 'string') {
@@ -111,19 +114,33 @@ function runtimeGet(container: RuntimeLike | undefined, key: string): RuntimeLik
   return v instanceof Map ? (v.get(key) as RuntimeLike | undefined) : undefined;
 }
 
-/** Give each converted tool-call arguments mapping the text it prints as (see the rule above). */
-function attachArgumentTexts(messagesValue: RuntimeLike, texts: Map<string, string>): void {
+/**
+ * Give each converted tool-call arguments mapping the text it prints as (see the rule
+ * above). Arguments sent as JSON text are re-parsed with Python's semantics (floats stay
+ * floats, big ints stay exact, keys keep their order), as vLLM's json.loads does.
+ */
+function attachArgumentTexts(messagesValue: RuntimeLike, texts: Map<string, ArgumentsSource>, wrap?: FieldWrapper): void {
   const list = messagesValue.value as RuntimeLike[];
   list.forEach((message, i) => {
     const calls = runtimeGet(message, 'tool_calls');
     if (!calls || !Array.isArray(calls.value)) return;
     (calls.value as RuntimeLike[]).forEach((call, j) => {
-      const text = texts.get(`${i}.${j}`);
-      if (text === undefined) return;
-      const args = runtimeGet(runtimeGet(call, 'function'), 'arguments');
+      const src = texts.get(`${i}.${j}`);
+      if (src === undefined) return;
+      const fn = runtimeGet(call, 'function');
+      let args = runtimeGet(fn, 'arguments');
+      const shown = wrap ? wrap(src.text, i) : src.text;
+      const makeMap = (entries: Array<[string, unknown]>) => new MapWithText(entries, shown);
+      if (src.json) {
+        const parsed = parseArgumentsToRuntime(src.text, makeMap as never, wrap ? (s) => wrap(s, i) : undefined);
+        if (parsed && fn && fn.value instanceof Map) {
+          fn.value.set('arguments', parsed);
+          args = parsed;
+        }
+      }
       if (!args || !(args.value instanceof Map)) return;
-      args.value = new MapWithText(args.value as Map<unknown, unknown>, text);
-      Object.defineProperty(args, 'toString', { value: () => text });
+      if (!(args.value instanceof MapWithText)) args.value = makeMap([...(args.value as Map<string, unknown>).entries()]);
+      Object.defineProperty(args, 'toString', { value: () => shown });
     });
   });
 }
@@ -151,8 +168,8 @@ function wrapContent(content: ChatMessage['content'], owner: number, wrap: Field
  * are not touched. With `wrap`, every text the caller wrote (content, reasoning, tool-call
  * names and arguments) is wrapped so accounting can find what it rendered to.
  */
-function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper): { messages: unknown[]; texts: Map<string, string> } {
-  const texts = new Map<string, string>();
+function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper): { messages: unknown[]; texts: Map<string, ArgumentsSource> } {
+  const texts = new Map<string, ArgumentsSource>();
   const out = messages.map((m, i) => {
     let msg: ChatMessage = m;
     if (wrap) {
@@ -167,8 +184,9 @@ function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper):
         const raw = tc.function.arguments;
         return { ...tc, function: { ...tc.function, name, arguments: wrap && typeof raw === 'string' ? wrap(raw, i) : raw } };
       }
-      texts.set(`${i}.${j}`, wrap ? wrap(a.text, i) : a.text);
-      const parsed = wrap ? (wrapDeep(a.parsed, i, wrap) as Record<string, unknown>) : a.parsed;
+      const json = typeof tc.function.arguments === 'string';
+      texts.set(`${i}.${j}`, { text: a.text, json });
+      const parsed = wrap && !json ? (wrapDeep(a.parsed, i, wrap) as Record<string, unknown>) : a.parsed;
       return { ...tc, function: { ...tc.function, name, arguments: parsed } };
     });
     return { ...msg, tool_calls: toolCalls };
@@ -187,6 +205,49 @@ function prepareTools(tools: readonly ToolDefinition[] | undefined, owner: numbe
     );
   };
   return tools.map(wrapDescriptions);
+}
+
+type FilterNode = { type: string; value?: string; callee?: { type: string; value: string }; args?: unknown[] };
+type InterpreterInternals = {
+  applyFilter(operand: unknown, filter: FilterNode, env: Environment): unknown;
+  evaluateArguments(args: unknown[], env: Environment): [unknown[], Map<string, { type: string; value: unknown }>];
+};
+
+/**
+ * Route `| tojson` to Python's json.dumps (see pyjson.ts). The interpreter's filter
+ * method is internal to @huggingface/jinja, so this patches one interpreter instance.
+ */
+function pythonToJsonFilter(interpreter: Interpreter): void {
+  const it = interpreter as unknown as InterpreterInternals;
+  const base = it.applyFilter.bind(it);
+  it.applyFilter = (operand, filter, env) => {
+    const isCall = filter.type === 'CallExpression' && filter.callee?.type === 'Identifier' && filter.callee.value === 'tojson';
+    if (!(filter.type === 'Identifier' && filter.value === 'tojson') && !isCall) return base(operand, filter, env);
+    const opts: PyJsonOptions = {};
+    if (isCall) {
+      const [positional, kwargs] = it.evaluateArguments(filter.args ?? [], env);
+      const indent = kwargs.get('indent') ?? (positional[0] as { type: string; value: unknown } | undefined);
+      if (indent && indent.type !== 'NullValue') {
+        if (indent.type !== 'IntegerValue') throw new Error('If set, indent must be a number');
+        opts.indent = indent.value as number;
+      }
+      const bool = (name: string) => {
+        const v = kwargs.get(name);
+        if (v === undefined) return undefined;
+        if (v.type !== 'BooleanValue') throw new Error(`If set, ${name} must be a boolean`);
+        return v.value as boolean;
+      };
+      opts.ensureAscii = bool('ensure_ascii');
+      opts.sortKeys = bool('sort_keys');
+      const seps = kwargs.get('separators');
+      if (seps && seps.type !== 'NullValue') {
+        const pair = seps.value as Array<{ type: string; value: unknown }>;
+        if (!Array.isArray(pair) || pair.length !== 2 || pair.some((p) => p.type !== 'StringValue')) throw new Error('separators must be a tuple of two strings');
+        opts.separators = [pair[0]!.value as string, pair[1]!.value as string];
+      }
+    }
+    return makeStringValue(toPythonJson(operand as never, opts));
+  };
 }
 
 export interface RenderContext {
@@ -239,8 +300,10 @@ export class ChatTemplate {
     try {
       for (const [k, v] of Object.entries(vars)) env.set(k, v);
       const messagesValue = env.variables.get('messages') as RuntimeLike | undefined;
-      if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts);
-      const result = new Interpreter(env).run(this.program) as { value: unknown };
+      if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts, ctx.wrap);
+      const interpreter = new Interpreter(env);
+      pythonToJsonFilter(interpreter);
+      const result = interpreter.run(this.program) as { value: unknown };
       return String(result.value);
     } catch (err) {
       if (err instanceof TemplateRaised) {
