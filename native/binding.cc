@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/encoder.h"
+#include "core/vocab_builder.h"
 
 namespace {
 
@@ -42,6 +43,18 @@ std::vector<T> copyTypedArray(Napi::Env env, const Napi::Object& spec, const cha
   const uint8_t* base = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
   if (!out.empty()) std::memcpy(out.data(), base, out.size() * sizeof(T));
   return out;
+}
+
+/// A typed array of the spec, borrowed (valid during the constructor call only).
+template <class T>
+const T* borrowTypedArray(Napi::Env env, const Napi::Object& spec, const char* name, napi_typedarray_type type,
+                          size_t& length) {
+  Napi::Value v = spec.Get(name);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
+    throwTypeError(env, std::string("Expected a typed array for spec.") + name);
+  Napi::TypedArray ta = v.As<Napi::TypedArray>();
+  length = ta.ElementLength();
+  return reinterpret_cast<const T*>(static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset());
 }
 
 bool boolField(const Napi::Object& o, const char* name) {
@@ -150,10 +163,26 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       if (info.Length() < 1 || !info[0].IsObject()) throwTypeError(env, "Expected a spec object");
       Napi::Object spec = info[0].As<Napi::Object>();
       promptenc::EncoderSpec s;
-      s.vocabBytes = copyTypedArray<uint8_t>(env, spec, "vocabBytes", napi_uint8_array);
-      s.vocabOffsets = copyTypedArray<uint32_t>(env, spec, "vocabOffsets", napi_uint32_array);
-      s.vocabEncodable = copyTypedArray<uint8_t>(env, spec, "vocabEncodable", napi_uint8_array);
-      s.mergeTriples = copyTypedArray<uint32_t>(env, spec, "merges", napi_uint32_array);
+      if (spec.Has("vocabKeys")) {
+        // The token strings themselves (native.ts): converted and resolved here.
+        promptenc::StringModelInput in;
+        size_t idCount = 0, mergeLenCount = 0;
+        in.keys = borrowTypedArray<uint8_t>(env, spec, "vocabKeys", napi_uint8_array, in.keysSize);
+        in.keyLens = borrowTypedArray<uint32_t>(env, spec, "vocabKeyLens", napi_uint32_array, in.keyCount);
+        in.ids = borrowTypedArray<uint32_t>(env, spec, "vocabIds", napi_uint32_array, idCount);
+        in.merges = borrowTypedArray<uint8_t>(env, spec, "mergeText", napi_uint8_array, in.mergesSize);
+        in.mergeLens = borrowTypedArray<uint32_t>(env, spec, "mergeLens", napi_uint32_array, mergeLenCount);
+        if (idCount != in.keyCount) throwTypeError(env, "spec.vocabIds and spec.vocabKeyLens differ in length");
+        if (mergeLenCount % 2 != 0) throwTypeError(env, "spec.mergeLens must hold two entries per merge");
+        in.mergeCount = mergeLenCount / 2;
+        promptenc::buildModelFromStrings(in, s);
+      } else {
+        // Prebuilt raw-byte vocab and merge triples.
+        s.vocabBytes = copyTypedArray<uint8_t>(env, spec, "vocabBytes", napi_uint8_array);
+        s.vocabOffsets = copyTypedArray<uint32_t>(env, spec, "vocabOffsets", napi_uint32_array);
+        s.vocabEncodable = copyTypedArray<uint8_t>(env, spec, "vocabEncodable", napi_uint8_array);
+        s.mergeTriples = copyTypedArray<uint32_t>(env, spec, "merges", napi_uint32_array);
+      }
       Napi::Value added = spec.Get("added");
       if (!added.IsArray()) throwTypeError(env, "Expected an array for spec.added");
       Napi::Array arr = added.As<Napi::Array>();
@@ -180,6 +209,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       s.normalizer = promptenc::NormalizerKind(spec.Get("normalizer").ToNumber().Uint32Value());
       s.addPrefixSpace = boolField(spec, "addPrefixSpace");
       s.ignoreMerges = boolField(spec, "ignoreMerges");
+      if (spec.Get("queueMinSymbols").IsNumber())
+        s.queueMinSymbols = spec.Get("queueMinSymbols").As<Napi::Number>().Uint32Value();
       core_ = std::make_shared<const Encoder>(std::move(s));
       syncState_ = std::make_unique<promptenc::EncodeState>();
     } catch (const Napi::Error&) {

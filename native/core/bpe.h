@@ -119,6 +119,47 @@ class WordCache {
   size_t count_ = 0;
 };
 
+/// Priority queue of merge candidates keyed by (rank, position), popping the minimum
+/// exactly like the binary heap of word.rs (so the merge result is identical), but in
+/// O(1) per operation on the inputs that matter: one FIFO list per rank, appended to
+/// while positions arrive in order (the initial fill, and almost every push during a
+/// left-to-right sweep), plus a small binary heap for the out-of-order rest. The
+/// non-empty ranks are a two-level bitset, so the lowest rank is found by bit scans.
+/// Used for long pre-tokens (1 MB of one letter is one piece of 1 M symbols).
+class RankQueue {
+ public:
+  /// Ranks must be < rankCount. Cheap when called again with the same count.
+  void reset(uint32_t rankCount);
+  bool empty() const { return minRank_ == kNone && overflow_.empty(); }
+  void push(uint32_t rank, uint32_t pos);
+  /// Removes and returns the minimum (rank << 32 | pos). Precondition: !empty().
+  uint64_t pop();
+
+ private:
+  static constexpr uint32_t kNil = 0xFFFFFFFFu;
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+  struct Node {
+    uint32_t pos;
+    uint32_t next;
+  };
+  uint32_t findMinFrom(uint32_t rank) const;
+  void setBit(uint32_t r) {
+    bits0_[r >> 6] |= uint64_t(1) << (r & 63);
+    bits1_[r >> 12] |= uint64_t(1) << ((r >> 6) & 63);
+  }
+  void clearBit(uint32_t r) {
+    uint64_t& w = bits0_[r >> 6];
+    w &= ~(uint64_t(1) << (r & 63));
+    if (w == 0) bits1_[r >> 12] &= ~(uint64_t(1) << ((r >> 6) & 63));
+  }
+  std::vector<uint32_t> head_, tail_;  // per rank; kNil = empty
+  std::vector<uint64_t> bits0_, bits1_;
+  std::vector<Node> pool_;
+  uint32_t free_ = kNil;
+  uint32_t minRank_ = kNone;       // lowest non-empty rank list
+  std::vector<uint64_t> overflow_;  // ~(rank << 32 | pos), std max-heap
+};
+
 /// Reusable per-call scratch space for BpeModel::encodeWord.
 struct BpeScratch {
   struct Symbol {
@@ -129,6 +170,7 @@ struct BpeScratch {
   };
   std::vector<Symbol> symbols;
   std::vector<uint64_t> heap;  // ~(rank << 32 | pos)
+  RankQueue queue;             // long pieces
   WordCache cache;
 };
 
@@ -146,11 +188,17 @@ class BpeModel {
   void encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
 
   void mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  /// Pieces with at least this many symbols use the RankQueue instead of the heap.
+  static constexpr size_t kDefaultQueueMinSymbols = 1024;
+  /// Testing knob: 2 sends every piece through the RankQueue.
+  void setQueueMinSymbols(size_t n) { queueMinSymbols_ = n < 2 ? 2 : n; }
   size_t vocabSize() const { return offsets_.size() - 1; }
   const std::vector<uint8_t>& bytes() const { return bytes_; }
   const std::vector<uint32_t>& offsets() const { return offsets_; }
 
  private:
+  void mergeWithHeap(BpeScratch& scratch) const;
+  void mergeWithQueue(BpeScratch& scratch) const;
   std::vector<uint8_t> bytes_;
   std::vector<uint32_t> offsets_;
   BytesToIdMap vocab_;
@@ -158,6 +206,7 @@ class BpeModel {
   std::vector<uint32_t> newIdByRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
+  size_t queueMinSymbols_ = kDefaultQueueMinSymbols;
 };
 
 }  // namespace promptenc

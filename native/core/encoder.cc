@@ -103,6 +103,7 @@ Encoder::Encoder(EncoderSpec spec)
   if (spec.mergeTriples.size() % 3 != 0) throw std::invalid_argument("merges must be (left, right, new) triples");
   if (uint32_t(preTokenizer_) > uint32_t(PreTokenizerKind::DeepSeekV3))
     throw std::invalid_argument("unknown pre-tokenizer kind");
+  if (spec.queueMinSymbols) model_.setQueueMinSymbols(spec.queueMinSymbols);
   rawTrie_.build(added_, false);
   normalizedTrie_.build(added_, true);
 

@@ -31,6 +31,7 @@ struct EncoderSpec {
   bool addPrefixSpace = false;  // only meaningful for Gpt2 (plain ByteLevel with use_regex)
   bool ignoreMerges = false;
   NormalizerKind normalizer = NormalizerKind::None;
+  size_t queueMinSymbols = 0;  // 0 = default; see BpeModel::setQueueMinSymbols
 };
 
 /// Mutable per-thread state for Encoder::encode: scratch buffers and a word cache.

@@ -1,9 +1,9 @@
 /**
  * The native backend: the only module that loads build/Release/promptenc.node.
  *
- * What crosses into C++ once per tokenizer: the model vocab as raw bytes
- * (one Uint8Array + Uint32Array offsets), the merges as (left, right, merged)
- * id triples in rank order, the added tokens as plain objects, and the
+ * What crosses into C++ once per tokenizer: the vocab keys and the merge strings
+ * as one UTF-8 buffer each plus Uint32Array lengths/ids (C++ maps ByteLevel chars
+ * to bytes and resolves merges to ids), the added tokens as plain objects, and the
  * pre-tokenizer / normalizer as enums. Regex strings never cross: a tokenizer
  * whose pre-tokenizer is not one of the recognised families is reported as
  * unsupported (nativeUnsupportedReason) and served by the JS backend.
@@ -61,15 +61,23 @@ interface NativeAddon {
   abiVersion: number;
 }
 interface NativeSpec {
-  vocabBytes: Uint8Array;
-  vocabOffsets: Uint32Array;
-  vocabEncodable: Uint8Array;
-  merges: Uint32Array;
+  /** model.vocab keys joined with '\0', UTF-8 */
+  vocabKeys: Uint8Array;
+  /** UTF-16 length of each key */
+  vocabKeyLens: Uint32Array;
+  /** model.vocab[key], same order */
+  vocabIds: Uint32Array;
+  /** merge strings ("a b") or parts (a, b) joined with '\0', UTF-8 */
+  mergeText: Uint8Array;
+  /** two per merge: (len, 0xFFFFFFFF) for "a b", (len a, len b) for [a, b] */
+  mergeLens: Uint32Array;
   added: Array<AddedTokenSpec & { pattern: string }>;
   preTokenizer: PreTokenizerKind;
   normalizer: NormalizerKind;
   addPrefixSpace: boolean;
   ignoreMerges: boolean;
+  /** testing knob (PROMPTENC_NATIVE_QUEUE_MIN): pieces this long use the rank queue; 2 = all */
+  queueMinSymbols?: number;
 }
 
 function defaultAddonPath(): string {
@@ -214,87 +222,67 @@ const BYTE_CHARS: string[] = (() => {
   }
   return out;
 })();
-const CHAR_TO_BYTE: Map<number, number> = new Map(BYTE_CHARS.map((c, b) => [c.codePointAt(0)!, b]));
 
-/** Raw bytes of a byte-level token string, or null when a char is outside the alphabet. */
-function byteLevelBytes(token: string, scratch: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < token.length; i++) {
-    const b = CHAR_TO_BYTE.get(token.charCodeAt(i));
-    if (b === undefined) return -1;
-    scratch[n++] = b;
+const invalid = (msg: string) => new PromptencError('E_TOKENIZER_INVALID', msg);
+
+/**
+ * The model as five flat buffers; the C++ side (native/core/vocab_builder.cc) maps the
+ * ByteLevel chars back to bytes and resolves the merges to ids with its own hash map.
+ * JS only walks the keys and merges once each (no per-token objects): this is what
+ * keeps a 128 k-token / 127 k-merge load in the tens of ms.
+ */
+function buildModelBuffers(model: Obj): Pick<NativeSpec, 'vocabKeys' | 'vocabKeyLens' | 'vocabIds' | 'mergeText' | 'mergeLens'> {
+  const vocab = model.vocab as Record<string, number>;
+  // Object.keys + one keyed load per key: Object.values / Object.entries on this
+  // dictionary-mode object cost 2-3x more (measured, see native/README.md).
+  const keys = Object.keys(vocab);
+  const n = keys.length;
+  const vocabKeyLens = new Uint32Array(n);
+  const vocabIds = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const id = vocab[keys[i]!] as unknown;
+    if (typeof id !== 'number' || !(id >= 0 && id <= 0x7fffffff) || Math.floor(id) !== id) {
+      throw invalid(`model.vocab: expected non-negative integer ids, received ${String(id)}`);
+    }
+    vocabIds[i] = id;
+    vocabKeyLens[i] = keys[i]!.length;
   }
-  return n;
+  // '\0' between strings: a lone surrogate at the end of one cannot pair with the next.
+  const vocabKeys = Buffer.from(keys.join('\0'), 'utf8');
+
+  const merges = model.merges as unknown[];
+  const m = merges.length;
+  const mergeLens = new Uint32Array(m * 2);
+  let allStrings = true;
+  for (let i = 0; i < m; i++) {
+    const x = merges[i];
+    if (typeof x === 'string') {
+      mergeLens[2 * i] = x.length;
+      mergeLens[2 * i + 1] = 0xffffffff; // split on its one space in C++ ("#version…" skipped there)
+    } else if (Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && typeof x[1] === 'string') {
+      mergeLens[2 * i] = x[0].length;
+      mergeLens[2 * i + 1] = x[1].length;
+      allStrings = false;
+    } else {
+      throw invalid(`model.merges[${i}]: expected a string or a pair of strings`);
+    }
+  }
+  let text: string;
+  if (allStrings) {
+    text = merges.join('\0');
+  } else {
+    const parts: string[] = [];
+    for (const x of merges) {
+      if (typeof x === 'string') parts.push(x);
+      else parts.push((x as string[])[0]!, (x as string[])[1]!);
+    }
+    text = parts.join('\0');
+  }
+  return { vocabKeys, vocabKeyLens, vocabIds, mergeText: Buffer.from(text, 'utf8'), mergeLens };
 }
 
 function buildSpec(json: TokenizerJson, r: Recognised): NativeSpec {
   const model = json.model as Obj;
-  const vocab = model.vocab as Record<string, number>;
-  let size = 0;
-  for (const id of Object.values(vocab)) {
-    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) {
-      throw new PromptencError('E_TOKENIZER_INVALID', `model.vocab: expected non-negative integer ids, received ${String(id)}`);
-    }
-    if (id + 1 > size) size = id + 1;
-  }
-  const tokenById: Array<string | undefined> = new Array(size);
-  for (const [tok, id] of Object.entries(vocab)) tokenById[id] = tok;
-
-  const encoder = new TextEncoder();
-  const chunks: Uint8Array[] = [];
-  const offsets = new Uint32Array(size + 1);
-  const encodable = new Uint8Array(size);
-  const scratch = new Uint8Array(4096);
-  let total = 0;
-  for (let id = 0; id < size; id++) {
-    offsets[id] = total;
-    const tok = tokenById[id];
-    if (tok === undefined) continue;
-    const n = tok.length * 3 <= scratch.length ? byteLevelBytes(tok, scratch) : -1;
-    // ByteLevel decoder rule: a token with a char outside the alphabet decodes to its own UTF-8.
-    const bytes = n >= 0 ? scratch.slice(0, n) : encoder.encode(tok);
-    if (n >= 0) encodable[id] = 1;
-    chunks.push(bytes);
-    total += bytes.length;
-  }
-  offsets[size] = total;
-  const vocabBytes = new Uint8Array(total);
-  let pos = 0;
-  for (const c of chunks) {
-    vocabBytes.set(c, pos);
-    pos += c.length;
-  }
-
-  const merges = model.merges as unknown[];
-  const triples = new Uint32Array(merges.length * 3);
-  let rank = 0;
-  const lookup = (tok: string, what: string): number => {
-    const id = vocab[tok];
-    if (id === undefined) {
-      throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: ${what} ${JSON.stringify(tok)} is not in model.vocab`);
-    }
-    return id;
-  };
-  for (const m of merges) {
-    let a: string, b: string;
-    if (typeof m === 'string') {
-      if (m.startsWith('#version')) continue; // skipped by HF, and not counted as a rank
-      const parts = m.split(' ');
-      if (parts.length !== 2) {
-        throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: expected "left right", received ${JSON.stringify(m)}`);
-      }
-      [a, b] = parts as [string, string];
-    } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === 'string' && typeof m[1] === 'string') {
-      [a, b] = m as [string, string];
-    } else {
-      throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: expected a string or a pair of strings`);
-    }
-    triples[rank * 3] = lookup(a, 'left part');
-    triples[rank * 3 + 1] = lookup(b, 'right part');
-    triples[rank * 3 + 2] = lookup(a + b, 'merged token');
-    rank++;
-  }
-
   const added = (json.added_tokens ?? []).map((t) => ({
     id: t.id,
     content: t.content,
@@ -306,15 +294,13 @@ function buildSpec(json: TokenizerJson, r: Recognised): NativeSpec {
     normalized: !!t.normalized,
   }));
   return {
-    vocabBytes,
-    vocabOffsets: offsets,
-    vocabEncodable: encodable,
-    merges: triples.subarray(0, rank * 3),
+    ...buildModelBuffers(model),
     added,
     preTokenizer: r.preTokenizer,
     normalizer: r.normalizer,
     addPrefixSpace: r.addPrefixSpace,
     ignoreMerges: model.ignore_merges === true,
+    ...(process.env.PROMPTENC_NATIVE_QUEUE_MIN ? { queueMinSymbols: Number(process.env.PROMPTENC_NATIVE_QUEUE_MIN) } : {}),
   };
 }
 

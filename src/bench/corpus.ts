@@ -300,8 +300,13 @@ export function buildCorpus(opts: CorpusOptions = {}): Corpus {
   const documents: CorpusDocument[] = [];
   const snippets: string[] = [];
   const share = { prose: 0.35, code: 0.35, cjk: 0.12, emoji: 0.06, chat: 0.12 };
-  takeFiles(prose, size * share.prose, 'prose', rand, documents, snippets);
-  takeFiles(code, size * share.code, 'code', rand, documents);
+  // node_modules may hold less usable prose than the share asks for: code takes up the rest,
+  // and generated kinds below absorb any remainder, so the total stays near `size`.
+  const proseBytes = takeFiles(prose, size * share.prose, 'prose', rand, documents, snippets);
+  const codeBytes = takeFiles(code, size * (share.prose + share.code) - proseBytes, 'code', rand, documents);
+  const fileShortfall = Math.max(0, size * (share.prose + share.code) - proseBytes - codeBytes);
+  share.cjk += (fileShortfall / size) * 0.5;
+  share.chat += (fileShortfall / size) * 0.5;
   for (const [kind, make] of [
     ['cjk', cjkParagraph],
     ['emoji', emojiParagraph],

@@ -182,6 +182,12 @@ async function promptencEngine(ctx: LoadContext, backend: 'native' | 'js'): Prom
 }
 
 async function hfTokenizersEngine(ctx: LoadContext): Promise<EngineSlot> {
+  // A single encode() does not use tokenizers' rayon pool, so disabling the pool costs it
+  // nothing and keeps idle pool workers from competing with the engine being timed. (An
+  // early A/B here suggested a 2× effect, but the machine was shared and later CPU-share
+  // samples showed that noise of that size; so this is a precaution, not a measured win.)
+  // The user's explicit setting wins.
+  process.env.TOKENIZERS_PARALLELISM ??= 'false';
   let mod: { default?: unknown; Tokenizer?: unknown };
   const imp = await timed(async () => {
     try {
@@ -323,7 +329,7 @@ async function aiTokenizerEngine(ctx: LoadContext): Promise<EngineSlot> {
   const Tokenizer = (imp.value.main.Tokenizer ?? imp.value.main.default) as new (
     data: unknown,
     extraSpecial?: Record<string, number>,
-  ) => { encode(t: string, allowed: 'all'): number[]; count(t: string): number };
+  ) => { encode(t: string, allowed: string[]): number[]; count(t: string): number };
   let loaded;
   try {
     // o200k_harmony = o200k_base + the model's added tokens as extra specials.
@@ -332,6 +338,10 @@ async function aiTokenizerEngine(ctx: LoadContext): Promise<EngineSlot> {
     return missing('ai-tokenizer', `could not build ${ctx.openai}: ${firstLine(err)}`);
   }
   const t = loaded.value;
+  // encode(text, 'all') takes its ordinary-text path (specials are NOT split), so the
+  // allowed list is passed explicitly: every special it knows, as HF splits every added token.
+  const enc = imp.value instanceof Error ? undefined : (imp.value.enc as { special_tokens?: Record<string, number> });
+  const allowed = Object.keys({ ...(enc?.special_tokens ?? {}), ...(ctx.openai === 'o200k_harmony' ? ctx.addedTokens : {}) });
   return {
     name: 'ai-tokenizer',
     status: 'ok',
@@ -342,11 +352,10 @@ async function aiTokenizerEngine(ctx: LoadContext): Promise<EngineSlot> {
     importMs: imp.ms,
     rssAfterLoad: process.memoryUsage().rss,
     async: false,
-    // Its count(input) is encode(input).length with the default special-token policy
-    // (no allowed_special argument), which does not split specials the way HF does.
+    // Its count(input) is encode(input).length with the default policy (throws on special-token text).
     countApi: 'encode().length',
-    encode: (text) => t.encode(text, 'all'),
-    count: (text) => t.encode(text, 'all').length,
+    encode: (text) => t.encode(text, allowed),
+    count: (text) => t.encode(text, allowed).length,
   };
 }
 

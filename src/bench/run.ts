@@ -11,8 +11,11 @@
  *   all engines instead of hitting whoever ran last. One sample = bytes / elapsed of a turn.
  * - Medians with min/max and IQR, never means: a GC pause or a preemption is one outlier.
  * - Ratios are computed against promptenc (native if it loaded, else js) in the same run.
- * - global.gc() between turns, outside the timed region, when node runs with --expose-gc, so
- *   one engine's garbage is not collected on the next engine's clock.
+ * - No global.gc() between turns. Tried: with --expose-gc and gc() before every turn, native
+ *   fell from ~77 to ~17 MB/s and js from ~1.0 to ~0.2 MB/s on the same corpus (a forced
+ *   full GC is "memory reducing": it shrinks the young generation and flushes code, so the
+ *   next turn pays to regrow both). Each engine's own garbage is part of its cost, and
+ *   alternating turns spread the rest evenly.
  */
 import os from 'node:os';
 import { readFile } from 'node:fs/promises';
@@ -78,9 +81,27 @@ export interface EngineResult {
   loadMs: number;
   importMs: number;
   rssAfterLoadMB: number;
-  encode: { mbps: Spread; tokensPerSec: Spread; turns: number; ratio: number | null };
+  /**
+   * cpuShare = process CPU time / wall time per turn: below ~0.95 the OS ran something else
+   * during the turn (a shared machine). mbpsPerCpuSecond is throughput per CPU second, which
+   * survives that noise for single-threaded engines.
+   */
+  encode: { mbps: Spread; tokensPerSec: Spread; turns: number; ratio: number | null; cpuShare: number; mbpsPerCpuSecond: number; cpuRatio: number | null };
   count?: { mbps: Spread; api: string; ratio: number | null };
   agreement: { tokens: number; idsHash: string; agrees: boolean | null; passMs: number };
+}
+
+/** Where an engine first departs from the reference: enough to reproduce and report it. */
+export interface Difference {
+  engine: EngineName;
+  reference: EngineName;
+  document: number;
+  kind: string;
+  tokenIndex: number;
+  referenceIds: number[];
+  engineIds: number[];
+  /** The reference tokens around the difference, decoded by promptenc. */
+  referenceText?: string;
 }
 
 export interface BenchResult {
@@ -89,13 +110,13 @@ export interface BenchResult {
   model: string;
   tokenizerPath: string;
   vocabulary: string;
-  machine: { cpu: string; cores: number; node: string; platform: string; arch: string; totalMemMB: number };
+  machine: { cpu: string; cores: number; node: string; platform: string; arch: string; totalMemMB: number; loadavgStart: number[]; loadavgEnd: number[] };
   corpus: { sha256: string; bytes: number; documents: number; composition: Corpus['composition']; source: string; seed: number };
-  settings: { seconds: number; threads: number; turnMs: number; gcExposed: boolean };
+  settings: { seconds: number; threads: number; turnMs: number };
   baseline: EngineName | null;
   engines: Array<EngineResult | MissingEngine>;
   versions: Record<string, string>;
-  agreement: { ok: boolean; reference: EngineName | null; disagreeing: EngineName[]; note?: string };
+  agreement: { ok: boolean; reference: EngineName | null; disagreeing: EngineName[]; differences: Difference[]; note?: string };
   chat?: { messages: string; engines: Array<{ name: EngineName; renderUs: Spread; encodeChatUs: Spread; tokens: number }>; skipped?: string };
   batch?: { bytes: number; texts: number; engines: Array<{ name: EngineName; points: Array<{ threads: number; mbps: Spread }> }> };
   peakRssMB: number;
@@ -104,7 +125,6 @@ export interface BenchResult {
 
 const now = () => process.hrtime.bigint();
 const msSince = (t0: bigint) => Number(now() - t0) / 1e6;
-const gc = (globalThis as { gc?: () => void }).gc;
 
 /** FNV-1a over the IDs, chained across documents: a cheap fingerprint of the full ID stream. */
 function fnv(h: number, ids: ArrayLike<number>): number {
@@ -122,16 +142,23 @@ export function cpuModel(): string {
   return cpus[0]?.model.trim() || 'unknown';
 }
 
+interface Samples {
+  mbps: number[];
+  tps: number[];
+  share: number[];
+  mbpsCpu: number[];
+}
+
 interface Cursor {
   doc: number;
 }
 
 /** One time-boxed turn of `op` over the corpus starting at the cursor; returns bytes, tokens, ms. */
 async function turn(engine: Engine, op: 'encode' | 'count', corpus: Corpus, cursor: Cursor, turnMs: number) {
-  gc?.();
   const docs = corpus.documents;
   let bytes = 0;
   let tokens = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = now();
   const budget = BigInt(Math.round(turnMs * 1e6));
   // The loop body is deliberately the same shape for every engine; async engines pay their
@@ -150,7 +177,9 @@ async function turn(engine: Engine, op: 'encode' | 'count', corpus: Corpus, curs
     bytes += d.bytes;
     tokens += n;
   } while (now() - t0 < budget);
-  return { bytes, tokens, ms: msSince(t0) };
+  const ms = msSince(t0);
+  const cpu = process.cpuUsage(cpu0);
+  return { bytes, tokens, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 async function alternate(
@@ -160,11 +189,11 @@ async function alternate(
   seconds: number,
   turnMs: number,
   progress: (f: number) => void,
-): Promise<Map<EngineName, { mbps: number[]; tps: number[] }>> {
-  const out = new Map<EngineName, { mbps: number[]; tps: number[] }>();
+): Promise<Map<EngineName, Samples>> {
+  const out = new Map<EngineName, Samples>();
   const cursors = new Map<EngineName, Cursor>();
   engines.forEach((e, i) => {
-    out.set(e.name, { mbps: [], tps: [] });
+    out.set(e.name, { mbps: [], tps: [], share: [], mbpsCpu: [] });
     // Different start points, so engines do not all time the same few documents first.
     cursors.set(e.name, { doc: Math.floor((i * corpus.documents.length) / Math.max(1, engines.length)) });
   });
@@ -180,6 +209,8 @@ async function alternate(
       spent.set(e.name, spent.get(e.name)! + r.ms);
       out.get(e.name)!.mbps.push(r.bytes / 1e6 / (r.ms / 1000));
       out.get(e.name)!.tps.push(r.tokens / (r.ms / 1000));
+      out.get(e.name)!.share.push(r.cpuMs / r.ms);
+      out.get(e.name)!.mbpsCpu.push(r.bytes / 1e6 / (Math.max(r.cpuMs, 0.001) / 1000));
     }
     progress(Math.min(1, Math.min(...spent.values()) / target));
   }
@@ -189,7 +220,6 @@ async function alternate(
 async function agreementPass(engine: Engine, corpus: Corpus): Promise<{ tokens: number; hash: number; ms: number }> {
   let tokens = 0;
   let hash = 0x811c9dc5;
-  gc?.();
   const t0 = now();
   for (const d of corpus.documents) {
     const r = engine.encode(d.text);
@@ -198,6 +228,25 @@ async function agreementPass(engine: Engine, corpus: Corpus): Promise<{ tokens: 
     hash = fnv(hash, ids);
   }
   return { tokens, hash, ms: msSince(t0) };
+}
+
+async function firstDifference(e: Engine, ref: Engine, corpus: Corpus, tok: Engine['tokenizer']): Promise<Difference | undefined> {
+  for (const [i, d] of corpus.documents.entries()) {
+    const a = Array.from(await ref.encode(d.text));
+    const b = Array.from(await e.encode(d.text));
+    if (a.length === b.length && a.every((x, k) => x === b[k])) continue;
+    let k = 0;
+    while (k < a.length && a[k] === b[k]) k++;
+    const refIds = a.slice(Math.max(0, k - 2), k + 6);
+    let referenceText: string | undefined;
+    try {
+      referenceText = tok?.decode(refIds);
+    } catch {
+      // decoding is a courtesy for the report
+    }
+    return { engine: e.name, reference: ref.name, document: i, kind: d.kind, tokenIndex: k, referenceIds: refIds, engineIds: b.slice(Math.max(0, k - 2), k + 6), referenceText };
+  }
+  return undefined;
 }
 
 async function loadMessages(file: string | undefined): Promise<{ label: string; messages: ChatMessage[] }> {
@@ -218,23 +267,31 @@ async function loadMessages(file: string | undefined): Promise<{ label: string; 
   return { label: file, messages };
 }
 
-/** Median µs per call of fn, over ~seconds of calls in batches (one hrtime pair per batch). */
-function perCallUs(fn: () => unknown, seconds: number): Spread {
-  const samples: number[] = [];
+/**
+ * µs per call of each fn, alternating short batches of each (A B A B …) for ~seconds in
+ * total, so render and render+encode see the same machine conditions.
+ */
+function perCallUs(fns: Array<() => unknown>, seconds: number): Spread[] {
+  const samples: number[][] = fns.map(() => []);
+  const batch = fns.map(() => 1);
+  for (const fn of fns) fn(); // warm-up
   const end = now() + BigInt(Math.round(seconds * 1e9));
-  let batch = 1;
-  while (now() < end || samples.length < 5) {
-    const t0 = now();
-    for (let i = 0; i < batch; i++) fn();
-    const us = Number(now() - t0) / 1e3 / batch;
-    samples.push(us);
-    if (us * batch < 2000) batch *= 2; // aim for batches of a few ms
+  while (now() < end || samples[0]!.length < 8) {
+    fns.forEach((fn, k) => {
+      const t0 = now();
+      for (let i = 0; i < batch[k]!; i++) fn();
+      const us = Number(now() - t0) / 1e3 / batch[k]!;
+      samples[k]!.push(us);
+      if (us * batch[k]! < 5000) batch[k]! *= 2; // grow batches to a few ms each
+    });
   }
-  return spread(samples.slice(Math.min(3, samples.length - 5)));
+  // The first rounds ran with tiny batches (clock-dominated): drop them.
+  return samples.map((s) => spread(s.slice(Math.min(4, s.length - 4))));
 }
 
 export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = now();
+  const loadavgStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   const seconds = opts.seconds ?? 3;
   const turnMs = Math.max(20, Math.min(250, (seconds * 1000) / 8));
   const threads = opts.threads ?? Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
@@ -265,12 +322,13 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     agreement.set(e.name, await agreementPass(e, corpus));
   }
   progress({ phase: 'agreement', fraction: 1 });
-  // The reference of each vocabulary group: promptenc-js when present (it is the exact HF
-  // reference), else the first engine of the group.
+  // The reference of each vocabulary group: the Rust tokenizers oracle when present, else
+  // promptenc-js (HF's own JS port), else the first engine of the group.
   const groups = new Map<string, Engine[]>();
   for (const e of engines) groups.set(e.vocabulary, [...(groups.get(e.vocabulary) ?? []), e]);
   const agrees = new Map<EngineName, boolean | null>();
   const disagreeing: EngineName[] = [];
+  const differences: Difference[] = [];
   let reference: EngineName | null = null;
   for (const group of groups.values()) {
     const ref = group.find((e) => e.name === 'hf-tokenizers') ?? group.find((e) => e.name === 'promptenc-js') ?? group[0]!;
@@ -280,16 +338,21 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       const a = agreement.get(e.name)!;
       const ok = group.length === 1 ? null : a.tokens === r.tokens && a.hash === r.hash;
       agrees.set(e.name, ok);
-      if (ok === false) disagreeing.push(e.name);
+      if (ok === false) {
+        disagreeing.push(e.name);
+        const d = await firstDifference(e, ref, corpus, baseline?.tokenizer);
+        if (d) differences.push(d);
+      }
     }
   }
 
   const enc = await alternate(engines, 'encode', corpus, seconds, turnMs, (f) => progress({ phase: 'encode', fraction: f }));
-  let cnt: Map<EngineName, { mbps: number[]; tps: number[] }> | undefined;
+  let cnt: Map<EngineName, Samples> | undefined;
   if (!opts.skip?.count) cnt = await alternate(engines, 'count', corpus, seconds / 2, turnMs, (f) => progress({ phase: 'count', fraction: f }));
 
   const base = (m: Map<EngineName, { mbps: number[] }> | undefined) => (baseline && m ? spread(m.get(baseline.name)!.mbps).median : NaN);
   const baseEnc = base(enc);
+  const baseCpu = baseline ? spread(enc.get(baseline.name)!.mbpsCpu).median : NaN;
   const baseCnt = base(cnt);
   const results: Array<EngineResult | MissingEngine> = slots.map((s) => {
     if (s.status !== 'ok') return s;
@@ -304,7 +367,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       loadMs: s.loadMs,
       importMs: s.importMs,
       rssAfterLoadMB: s.rssAfterLoad / 1048576,
-      encode: { mbps, tokensPerSec: spread(enc.get(s.name)!.tps), turns: mbps.n, ratio: Number.isFinite(baseEnc) ? mbps.median / baseEnc : null },
+      encode: {
+        mbps,
+        tokensPerSec: spread(enc.get(s.name)!.tps),
+        turns: mbps.n,
+        ratio: Number.isFinite(baseEnc) ? mbps.median / baseEnc : null,
+        cpuShare: spread(enc.get(s.name)!.share).median,
+        mbpsPerCpuSecond: spread(enc.get(s.name)!.mbpsCpu).median,
+        cpuRatio: Number.isFinite(baseCpu) ? spread(enc.get(s.name)!.mbpsCpu).median / baseCpu : null,
+      },
       agreement: { tokens: a.tokens, idsHash: a.hash.toString(16).padStart(8, '0'), agrees: agrees.get(s.name) ?? null, passMs: a.ms },
     };
     if (cnt) {
@@ -320,9 +391,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     model: opts.source,
     tokenizerPath: context.tokenizerPath,
     vocabulary: context.vocabulary,
-    machine: { cpu: cpuModel(), cores: os.cpus().length, node: process.version, platform: process.platform, arch: process.arch, totalMemMB: Math.round(os.totalmem() / 1048576) },
+    machine: { cpu: cpuModel(), cores: os.cpus().length, node: process.version, platform: process.platform, arch: process.arch, totalMemMB: Math.round(os.totalmem() / 1048576), loadavgStart, loadavgEnd: [] },
     corpus: { sha256: corpus.sha256, bytes: corpus.bytes, documents: corpus.documents.length, composition: corpus.composition, source: corpus.source, seed: corpus.seed },
-    settings: { seconds, threads, turnMs, gcExposed: gc !== undefined },
+    settings: { seconds, threads, turnMs },
     baseline: baseline?.name ?? null,
     engines: results,
     versions: Object.fromEntries(slots.map((s) => [s.name, s.version ?? 'not installed'])),
@@ -330,6 +401,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       ok: disagreeing.length === 0,
       reference,
       disagreeing,
+      differences,
       ...(engines.length < 2 ? { note: 'only one engine loaded: nothing to compare' } : {}),
     },
     peakRssMB: 0,
@@ -350,10 +422,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         const tok = e.tokenizer!;
         const fixed = { now: () => new Date(Date.UTC(2025, 0, 1)) };
         const tokens = tok.encodeChat(messages, fixed).length;
+        const [renderUs, encodeChatUs] = perCallUs([() => tok.renderChat(messages, fixed), () => tok.encodeChat(messages, fixed)], per);
         result.chat.engines.push({
           name: e.name,
-          renderUs: perCallUs(() => tok.renderChat(messages, fixed), per),
-          encodeChatUs: perCallUs(() => tok.encodeChat(messages, fixed), per),
+          renderUs: renderUs!,
+          encodeChatUs: encodeChatUs!,
           tokens,
         });
       }
@@ -381,7 +454,6 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         const samples: number[] = [];
         const end = now() + BigInt(Math.round((seconds / 2 / threads) * 1e9));
         do {
-          gc?.();
           const t0 = now();
           await e.encodeBatch!(texts, t);
           samples.push(bytes / 1e6 / (msSince(t0) / 1000));
@@ -396,6 +468,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   for (const e of engines) e.dispose?.();
   // maxRSS is in kilobytes.
   result.peakRssMB = process.resourceUsage().maxRSS / 1024;
+  result.machine.loadavgEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
   result.durationMs = msSince(started);
   return result;
 }
@@ -408,20 +481,27 @@ export function formatTable(r: BenchResult): string {
   const lines = [
     `model ${r.model} · corpus ${(r.corpus.bytes / 1e6).toFixed(2)} MB sha256 ${r.corpus.sha256.slice(0, 12)} · ${r.machine.cpu} · node ${r.machine.node}`,
     '',
-    `| engine | version | encode MB/s median [IQR] (min–max) | Mtok/s | ×${base} | count MB/s | load ms | agrees |`,
-    '|---|---|---|---|---|---|---|---|',
+    `| engine | version | encode MB/s median [IQR] (min–max) | Mtok/s | ×${base} | CPU share | MB/CPU-s | count MB/s | load ms | agrees |`,
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const e of r.engines) {
     if (e.status !== 'ok') {
-      lines.push(`| ${e.name} | ${e.version ?? '—'} | missing: ${e.reason.replace(/\|/g, '\\|')} | | | | | |`);
+      lines.push(`| ${e.name} | ${e.version ?? '—'} | missing: ${e.reason.replace(/\|/g, '\\|')} | | | | | | | |`);
       continue;
     }
     const m = e.encode.mbps;
     lines.push(
-      `| ${e.name} | ${e.version} | ${fmt(m.median, 2)} [${fmt(m.q1, 2)}–${fmt(m.q3, 2)}] (${fmt(m.min, 2)}–${fmt(m.max, 2)}) | ${fmt(e.encode.tokensPerSec.median / 1e6, 3)} | ${e.encode.ratio === null ? '–' : fmt(e.encode.ratio, 3)} | ${e.count ? fmt(e.count.mbps.median, 2) : '–'} | ${fmt(e.loadMs, 0)} | ${e.agreement.agrees === null ? 'n/a' : e.agreement.agrees ? `yes (${e.agreement.tokens})` : `NO (${e.agreement.tokens})`} |`,
+      `| ${e.name} | ${e.version} | ${fmt(m.median, 2)} [${fmt(m.q1, 2)}–${fmt(m.q3, 2)}] (${fmt(m.min, 2)}–${fmt(m.max, 2)}) | ${fmt(e.encode.tokensPerSec.median / 1e6, 3)} | ${e.encode.ratio === null ? '–' : fmt(e.encode.ratio, 3)} | ${fmt(e.encode.cpuShare, 2)} | ${fmt(e.encode.mbpsPerCpuSecond, 2)} | ${e.count ? fmt(e.count.mbps.median, 2) : '–'} | ${fmt(e.loadMs, 0)} | ${e.agreement.agrees === null ? 'n/a' : e.agreement.agrees ? `yes (${e.agreement.tokens})` : `NO (${e.agreement.tokens})`} |`,
     );
   }
-  if (!r.agreement.ok) lines.push('', `TOKEN MISMATCH vs ${r.agreement.reference}: ${r.agreement.disagreeing.join(', ')}`);
+  if (!r.agreement.ok) {
+    lines.push('', `TOKEN MISMATCH vs ${r.agreement.reference}: ${r.agreement.disagreeing.join(', ')}`);
+    for (const d of r.agreement.differences) {
+      lines.push(`  ${d.engine}: document ${d.document} (${d.kind}) token ${d.tokenIndex}: ${d.reference} [${d.referenceIds.join(' ')}] ${JSON.stringify(d.referenceText ?? '')} vs [${d.engineIds.join(' ')}]`);
+    }
+  }
+  const la = r.machine.loadavgStart[0] ?? 0;
+  if (la > r.machine.cores) lines.push(`note: load average ${la} on ${r.machine.cores} cores at start: other processes were competing for the CPU`);
   if (r.chat) {
     lines.push('');
     if (r.chat.skipped) lines.push(`encodeChat: skipped (${r.chat.skipped})`);

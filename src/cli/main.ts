@@ -5,6 +5,7 @@ import { UsageError } from './common.js';
 import { encodeCommand, countCommand } from './encode.js';
 import { decodeCommand } from './decode.js';
 import { chatCommand } from './chat.js';
+import { benchCommand } from './bench.js';
 
 const program = new Command('promptenc')
   .description('Chat conversations to the exact token ids a model receives')
@@ -12,14 +13,15 @@ const program = new Command('promptenc')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand()]) {
+for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand(), benchCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 
 async function main(argv: string[]): Promise<number> {
   try {
     await program.parseAsync(argv);
-    return 0;
+    // A command may report a soft failure (bench: engines disagree) through process.exitCode.
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
       // help and --version exit through here with code 0.

@@ -1,0 +1,140 @@
+import { writeFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { PromptencError } from '../errors.js';
+import { PEER_NAMES, parseEngineList } from '../bench/engines.js';
+import { formatTable, runBench, type ProgressEvent } from '../bench/run.js';
+import { renderSvg } from '../bench/svg.js';
+import { UsageError, writeOut } from './common.js';
+
+interface BenchFlags {
+  model?: string;
+  tokenizer?: string;
+  corpus?: string;
+  corpusSize?: string;
+  seed?: string;
+  messages?: string;
+  threads?: string;
+  seconds?: string;
+  peers?: string;
+  json?: boolean;
+  chart?: string;
+}
+
+function positive(value: string | undefined, flag: string, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const x = Number(value);
+  if (!Number.isFinite(x) || x <= 0 || (integer && !Number.isInteger(x))) {
+    throw new UsageError(`${flag}: expected a positive ${integer ? 'integer' : 'number'}, received ${JSON.stringify(value)}`);
+  }
+  return x;
+}
+
+/** "5MB", "512KB", "1.5M" or plain bytes. */
+export function parseSize(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)\s*(k|kb|kib|m|mb|mib)?$/i.exec(value.trim());
+  if (!m) throw new UsageError(`${flag}: expected a size such as 5MB, 512KB or 100000, received ${JSON.stringify(value)}`);
+  const unit = (m[2] ?? '').toLowerCase();
+  const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1;
+  const bytes = Math.round(Number(m[1]) * mult);
+  if (bytes < 1024) throw new UsageError(`${flag}: expected at least 1KB, received ${JSON.stringify(value)}`);
+  return bytes;
+}
+
+/** Progress on stderr: a bar on a TTY, one plain line per phase otherwise (logs stay readable). */
+async function makeProgress(): Promise<{ onProgress: (e: ProgressEvent) => void; stop: () => void }> {
+  if (process.stderr.isTTY) {
+    try {
+      const { default: cliProgress } = await import('cli-progress');
+      const bar = new cliProgress.SingleBar(
+        { format: 'bench {phase} [{bar}] {percentage}% {detail}', stream: process.stderr, hideCursor: true, clearOnComplete: true },
+        cliProgress.Presets.shades_classic,
+      );
+      let started = false;
+      return {
+        onProgress: (e) => {
+          const payload = { phase: e.phase.padEnd(9), detail: e.detail ?? '' };
+          if (!started) {
+            bar.start(100, 0, payload);
+            started = true;
+          }
+          bar.update(Math.round(e.fraction * 100), payload);
+        },
+        stop: () => started && bar.stop(),
+      };
+    } catch {
+      // cli-progress is a dependency, but fall back to lines rather than fail a benchmark.
+    }
+  }
+  let last = '';
+  return {
+    onProgress: (e) => {
+      const key = `${e.phase}:${e.detail ?? ''}`;
+      if (key === last) return;
+      last = key;
+      process.stderr.write(`bench: ${e.phase}${e.detail ? ` ${e.detail}` : ''}\n`);
+    },
+    stop: () => {},
+  };
+}
+
+export function benchCommand(): Command {
+  return new Command('bench')
+    .description('measure encode throughput against peer tokenizers on the same corpus, in the same run')
+    .option('--model <name>', 'a bundled model (deepseek-v3, qwen3, llama3, gpt-4o, gpt-oss) or a model directory')
+    .option('--tokenizer <path>', 'a tokenizer.json file or a Hugging Face model directory')
+    .option('--corpus <path>', 'a text file or a directory of text files (default: a generated ~5 MB mixed corpus)')
+    .option('--corpus-size <size>', 'size of the generated corpus, e.g. 5MB (default), 512KB')
+    .option('--seed <n>', 'seed of the generated corpus')
+    .option('--messages <file>', 'a messages JSON file for encodeChat timing (default: a built-in conversation)')
+    .option('--threads <n>', 'max threads for the encodeBatch scaling curve (default: CPU count)')
+    .option('--seconds <s>', 'measuring time per engine for encode throughput', '3')
+    .option('--peers <list>', `comma-separated peers to compare (${PEER_NAMES.join(', ')}), or "none"`)
+    .option('--json', 'print the machine-readable result on stdout')
+    .option('--chart <file.svg>', 'write an SVG chart (bars per engine and the thread-scaling curve)')
+    .action(async (flags: BenchFlags) => {
+      if (flags.model && flags.tokenizer) throw new UsageError('use either --model or --tokenizer, not both');
+      const source = flags.model ?? flags.tokenizer;
+      if (!source) throw new UsageError('one of --model NAME or --tokenizer PATH is required');
+      if (flags.corpus !== undefined && flags.corpusSize !== undefined) throw new UsageError('--corpus-size applies to the generated corpus only; drop it when using --corpus');
+      let peers;
+      try {
+        peers = flags.peers === undefined ? undefined : flags.peers.trim() === 'none' ? [] : parseEngineList(flags.peers);
+      } catch (err) {
+        throw new UsageError((err as PromptencError).message);
+      }
+      const seconds = positive(flags.seconds, '--seconds', false)!;
+      const threads = positive(flags.threads, '--threads', true);
+      if (threads !== undefined && threads > 256) throw new UsageError(`--threads: expected at most 256, received ${threads}`);
+      const progress = await makeProgress();
+      let result;
+      try {
+        result = await runBench({
+          source,
+          corpusPath: flags.corpus,
+          corpusSize: parseSize(flags.corpusSize, '--corpus-size'),
+          seed: positive(flags.seed, '--seed', true),
+          messagesPath: flags.messages,
+          threads,
+          seconds,
+          peers,
+          onProgress: progress.onProgress,
+        });
+      } finally {
+        progress.stop();
+      }
+      if (flags.chart !== undefined) {
+        try {
+          await writeFile(flags.chart, renderSvg(result));
+        } catch (err) {
+          throw new PromptencError('E_IO', `--chart: cannot write ${flags.chart}: ${(err as Error).message}`, { cause: err });
+        }
+      }
+      writeOut(flags.json ? JSON.stringify(result, null, 2) : formatTable(result));
+      // A disagreement means the figures compare different outputs: say so on stderr too,
+      // so it is not lost when stdout goes to a file.
+      if (!result.agreement.ok) {
+        process.stderr.write(`promptenc bench: token mismatch vs ${result.agreement.reference}: ${result.agreement.disagreeing.join(', ')}\n`);
+      }
+    });
+}
