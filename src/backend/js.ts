@@ -1,5 +1,6 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
+import { badVocabId, isTokenId } from '../load.js';
 import type { Backend, BackendInit } from './types.js';
 
 /**
@@ -7,6 +8,13 @@ import type { Backend, BackendInit } from './types.js';
  * for every configuration the native core does not handle exactly.
  */
 export function createJsBackend(init: BackendInit): Backend {
+  const vocab = init.tokenizerJson.model.vocab;
+  if (vocab && typeof vocab === 'object' && !Array.isArray(vocab)) {
+    for (const key of Object.keys(vocab)) {
+      const id = (vocab as Record<string, unknown>)[key];
+      if (!isTokenId(id)) throw badVocabId(key, id);
+    }
+  }
   let tokenizer: Tokenizer;
   try {
     tokenizer = new Tokenizer(init.tokenizerJson, init.tokenizerConfig);

@@ -18,6 +18,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PromptencError } from '../errors.js';
+import { badVocabId, isTokenId } from '../load.js';
 import { createJsBackend } from './js.js';
 import type { AddedTokenSpec, Backend, BackendInit, TokenizerJson } from './types.js';
 
@@ -241,9 +242,7 @@ function buildModelBuffers(model: Obj): Pick<NativeSpec, 'vocabKeys' | 'vocabKey
   const vocabIds = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
     const id = vocab[keys[i]!] as unknown;
-    if (typeof id !== 'number' || !(id >= 0 && id <= 0x7fffffff) || Math.floor(id) !== id) {
-      throw invalid(`model.vocab: expected non-negative integer ids, received ${String(id)}`);
-    }
+    if (!isTokenId(id)) throw badVocabId(keys[i]!, id);
     vocabIds[i] = id;
     vocabKeyLens[i] = keys[i]!.length;
   }
