@@ -25,7 +25,7 @@ uint64_t tableSize(size_t count) {
 
 }  // namespace
 
-void BytesToIdMap::build(const std::vector<uint8_t>* bytes, const std::vector<uint32_t>* offsets,
+void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
                          const std::vector<uint8_t>& encodable) {
   bytes_ = bytes;
   offsets_ = offsets;
@@ -72,8 +72,16 @@ bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint3
   for (;;) {
     const Slot& s = slots_[i];
     if (s.hash == 0) return false;
-    if (s.hash == h && s.keyLen == n && bytesEqual(keys_.data() + s.keyOff, p, n)) {
-      out.insert(out.end(), ids_.begin() + s.idOff, ids_.begin() + s.idOff + s.idCount);
+    if (s.hash == h && s.keyLen == n &&
+        bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
+      const uint32_t* src = s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
+      if (s.idCount == 1) {
+        out.push_back(src[0]);
+      } else {
+        const size_t at = out.size();
+        out.resize(at + s.idCount);
+        std::memcpy(out.data() + at, src, s.idCount * sizeof(uint32_t));
+      }
       return true;
     }
     i = (i + 1) & mask_;
@@ -92,7 +100,7 @@ void WordCache::grow() {
     mask_ = slots_.size() - 1;
     return;
   }
-  std::vector<Slot> old;
+  HugeVector<Slot> old;
   old.swap(slots_);
   slots_.assign(old.size() * 2, Slot{});
   mask_ = slots_.size() - 1;
@@ -109,9 +117,22 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
   if (slots_.empty() || (count_ + 1) * 2 > slots_.size()) grow();
   size_t i = h & mask_;
   while (slots_[i].hash != 0) i = (i + 1) & mask_;
-  slots_[i] = Slot{h, uint32_t(keys_.size()), uint32_t(ids_.size()), uint16_t(n), uint16_t(count)};
-  keys_.insert(keys_.end(), p, p + n);
-  ids_.insert(ids_.end(), ids, ids + count);
+  Slot& s = slots_[i];
+  s.hash = h;
+  s.keyLen = uint16_t(n);
+  s.idCount = uint16_t(count);
+  if (n <= kInlineKey) {
+    std::memcpy(s.key, p, n);
+  } else {
+    s.keyOff = uint32_t(keys_.size());
+    keys_.insert(keys_.end(), p, p + n);
+  }
+  if (count <= kInlineIds) {
+    std::memcpy(s.ids, ids, count * sizeof(uint32_t));
+  } else {
+    s.idOff = uint32_t(ids_.size());
+    ids_.insert(ids_.end(), ids, ids + count);
+  }
   count_++;
 }
 
@@ -218,7 +239,7 @@ uint64_t RankQueue::pop() {
 
 BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, const std::vector<uint8_t>& encodable,
                    const uint32_t* mergeTriples, size_t mergeCount, bool ignoreMerges)
-    : bytes_(std::move(bytes)), offsets_(std::move(offsets)), ignoreMerges_(ignoreMerges) {
+    : bytes_(bytes.begin(), bytes.end()), offsets_(offsets.begin(), offsets.end()), ignoreMerges_(ignoreMerges) {
   if (offsets_.empty() || offsets_.back() != bytes_.size() || encodable.size() + 1 != offsets_.size())
     throw std::invalid_argument("vocab offsets do not match the vocab bytes");
   for (size_t i = 0; i + 1 < offsets_.size(); i++)
@@ -236,7 +257,8 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
   }
 }
 
-void BpeModel::encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out,
+                          BpeScratch& scratch) const {
   if (n == 0) return;
   // models/bpe/model.rs `tokenize`: with ignore_merges a pre-token that is itself
   // in the vocab is emitted whole, before any merging.
@@ -245,17 +267,20 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out
     if (id != kNoId) out.push_back(id);  // else: not in vocab and no unk_token, dropped as in HF
     return;
   }
-  const uint64_t h = hashBytes(p, n);
+  // The cache comes first: it holds whatever this function produced for the same bytes
+  // (the whole-piece vocab id below included), and is far cheaper than the vocab probe
+  // (three dependent cache misses: slot, offsets, bytes).
+  const bool cacheable = n <= WordCache::kMaxKey;
+  if (cacheable && scratch.cache.lookup(p, n, h, out)) return;
+  const size_t outStart = out.size();
   if (ignoreMerges_) {
     uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
+      if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }
-  const bool cacheable = n <= WordCache::kMaxKey;
-  if (cacheable && scratch.cache.lookup(p, n, h, out)) return;
-  const size_t outStart = out.size();
   mergeWord(p, n, out, scratch);
   if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }

@@ -6,8 +6,48 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#include <cstdlib>
+#include <new>
 
 namespace promptenc {
+
+/// Allocator for the big random-access tables (vocab/merge hash tables, vocab bytes,
+/// the word cache): blocks of >= 1 MB are 2 MB-aligned and, on Linux, advised as
+/// transparent huge pages (THP is often "madvise" only). Every lookup is a random
+/// probe into tens of MB, so with 4 KB pages nearly each one also misses the TLB.
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() noexcept = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  static constexpr size_t kHuge = size_t(2) << 20;
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+#if defined(__linux__)
+    if (bytes >= (size_t(1) << 20)) {
+      const size_t rounded = (bytes + kHuge - 1) & ~(kHuge - 1);
+      void* p = nullptr;
+      if (posix_memalign(&p, kHuge, rounded) != 0) throw std::bad_alloc();
+      madvise(p, rounded, MADV_HUGEPAGE);
+      return static_cast<T*>(p);
+    }
+#endif
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
+};
+template <class T>
+using HugeVector = std::vector<T, HugePageAllocator<T>>;
 
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
@@ -44,15 +84,15 @@ inline bool bytesEqual(const uint8_t* a, const uint8_t* b, size_t n) {
 /// model's concatenated byte buffer; the table holds only ids. Immutable after build.
 class BytesToIdMap {
  public:
-  void build(const std::vector<uint8_t>* bytes, const std::vector<uint32_t>* offsets,
+  void build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
              const std::vector<uint8_t>& encodable);
   uint32_t find(const uint8_t* p, size_t n) const { return find(p, n, hashBytes(p, n)); }
   uint32_t find(const uint8_t* p, size_t n, uint64_t h) const;
 
  private:
-  const std::vector<uint8_t>* bytes_ = nullptr;
-  const std::vector<uint32_t>* offsets_ = nullptr;
-  std::vector<uint32_t> slots_;
+  const HugeVector<uint8_t>* bytes_ = nullptr;
+  const HugeVector<uint32_t>* offsets_ = nullptr;
+  HugeVector<uint32_t> slots_;
   uint64_t mask_ = 0;
 };
 
@@ -85,7 +125,7 @@ class MergeMap {
     k ^= k >> 29;
     return k;
   }
-  std::vector<Entry> slots_;
+  HugeVector<Entry> slots_;
   uint64_t mask_ = 0;
 };
 
@@ -98,24 +138,41 @@ class WordCache {
   /// Returns true and appends the cached ids on a hit.
   bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const;
   void insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count);
+  /// Hint: the slot a lookup of hash h starts at will be needed soon.
+  void prefetch(uint64_t h) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
+#else
+    (void)h;
+#endif
+  }
 
  private:
-  struct Slot {
+  // One cache line per slot: keys of up to kInlineKey bytes and up to kInlineIds ids
+  // live in the slot itself, so a hit on a typical piece is one memory access (the old
+  // 24-byte slot pointed into keys_ and ids_: three dependent misses per hit).
+  static constexpr size_t kInlineKey = 16;
+  static constexpr size_t kInlineIds = 6;
+  struct alignas(64) Slot {
     uint64_t hash = 0;  // 0 = empty
-    uint32_t keyOff = 0;
-    uint32_t idOff = 0;
+    uint32_t keyOff = 0;  // into keys_, when keyLen > kInlineKey
+    uint32_t idOff = 0;   // into ids_, when idCount > kInlineIds
     uint16_t keyLen = 0;
     uint16_t idCount = 0;
+    uint32_t pad = 0;
+    uint8_t key[kInlineKey];
+    uint32_t ids[kInlineIds];
   };
+  static_assert(sizeof(Slot) == 64, "one cache line");
   // The table starts small (short texts stay cheap) and doubles while at most half
   // full, up to kMaxSlots; then it is cleared and starts over.
   static constexpr size_t kMinSlots = 1u << 12;
   static constexpr size_t kMaxSlots = 1u << 18;
   void grow();
-  std::vector<Slot> slots_;
+  HugeVector<Slot> slots_;
   size_t mask_ = 0;
-  std::vector<uint8_t> keys_;
-  std::vector<uint32_t> ids_;
+  HugeVector<uint8_t> keys_;
+  HugeVector<uint32_t> ids_;
   size_t count_ = 0;
 };
 
@@ -185,7 +242,13 @@ class BpeModel {
   BpeModel& operator=(const BpeModel&) = delete;
 
   /// Appends the ids of one pre-token (raw bytes) to out.
-  void encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  void encodeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+    encodeWord(p, n, n >= 2 ? hashBytes(p, n) : 0, out, scratch);
+  }
+  /// The same with h = hashBytes(p, n) already computed (any value when n < 2).
+  void encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  /// Starts loading the cache slot of a piece that encodeWord will get soon.
+  static void prefetchWord(uint64_t h, const BpeScratch& scratch) { scratch.cache.prefetch(h); }
 
   void mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
   /// Pieces with at least this many symbols use the RankQueue instead of the heap.
@@ -193,17 +256,17 @@ class BpeModel {
   /// Testing knob: 2 sends every piece through the RankQueue.
   void setQueueMinSymbols(size_t n) { queueMinSymbols_ = n < 2 ? 2 : n; }
   size_t vocabSize() const { return offsets_.size() - 1; }
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
-  const std::vector<uint32_t>& offsets() const { return offsets_; }
+  const HugeVector<uint8_t>& bytes() const { return bytes_; }
+  const HugeVector<uint32_t>& offsets() const { return offsets_; }
 
  private:
   void mergeWithHeap(BpeScratch& scratch) const;
   void mergeWithQueue(BpeScratch& scratch) const;
-  std::vector<uint8_t> bytes_;
-  std::vector<uint32_t> offsets_;
+  HugeVector<uint8_t> bytes_;
+  HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;
   MergeMap merges_;
-  std::vector<uint32_t> newIdByRank_;
+  HugeVector<uint32_t> newIdByRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
   size_t queueMinSymbols_ = kDefaultQueueMinSymbols;

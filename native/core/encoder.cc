@@ -137,11 +137,43 @@ void Encoder::encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint3
     t.assign(1, ' ');
     t.append(reinterpret_cast<const char*>(s + b), e - b);
     const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
-    preTokenize(preTokenizer_, p, 0, t.size(),
-                [&](size_t x, size_t y) { model_.encodeWord(p + x, y - x, out, scratch.bpe); });
+    encodePieces(p, 0, t.size(), out, scratch);
     return;
   }
-  preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) { model_.encodeWord(s + x, y - x, out, scratch.bpe); });
+  encodePieces(s, b, e, out, scratch);
+}
+
+// Pre-tokenize and BPE each piece in order, kLookahead pieces behind the scanner: each
+// piece's word-cache slot is prefetched when the scanner emits it and looked up a few
+// pieces later, so the (random, usually missing) slot loads overlap instead of
+// stalling one after another. Output order is unchanged.
+void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out,
+                           EncodeState& scratch) const {
+  constexpr size_t K = EncodeState::kLookahead;
+  EncodeState::Pending* ring = scratch.pending;
+  size_t head = 0, size = 0;
+  preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) {
+    const size_t n = y - x;
+    uint64_t h = 0;
+    if (n >= 2) {
+      h = hashBytes(s + x, n);
+      BpeModel::prefetchWord(h, scratch.bpe);
+    }
+    if (size == K) {
+      const EncodeState::Pending& q = ring[head];
+      model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
+      ring[head] = EncodeState::Pending{x, n, h};
+      head = (head + 1) % K;
+    } else {
+      ring[(head + size) % K] = EncodeState::Pending{x, n, h};
+      size++;
+    }
+  });
+  for (; size > 0; size--) {
+    const EncodeState::Pending& q = ring[head];
+    model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
+    head = (head + 1) % K;
+  }
 }
 
 void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {

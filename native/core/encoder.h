@@ -41,6 +41,14 @@ struct EncodeState {
   std::vector<Segment> raw;
   std::vector<Segment> inner;
   std::string prefixed;
+  // Pieces waiting for encodeWord while their cache slots are prefetched (a ring).
+  struct Pending {
+    size_t start;
+    size_t len;
+    uint64_t hash;
+  };
+  static constexpr size_t kLookahead = 8;
+  Pending pending[kLookahead];
 };
 
 class Encoder {
@@ -59,6 +67,7 @@ class Encoder {
 
  private:
   void encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
+  void encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
 
   BpeModel model_;
   std::vector<AddedTokenSpec> added_;
