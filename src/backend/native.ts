@@ -18,6 +18,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PromptencError } from '../errors.js';
+import { CL100K_REGEX, DEEPSEEK_V3_REGEXES, O200K_REGEX, QWEN2_REGEX } from '../families.js';
 import { badVocabId, isTokenId } from '../load.js';
 import { createJsBackend } from './js.js';
 import type { AddedTokenSpec, Backend, BackendInit, TokenizerJson } from './types.js';
@@ -36,18 +37,7 @@ const enum NormalizerKind {
   Nfc = 1,
 }
 
-// Exact regex strings (as they appear in tokenizer.json) of the recognised families.
-const CL100K_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const QWEN2_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const O200K_REGEX =
-  "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const DEEPSEEK_REGEXES = [
-  '\\p{N}{1,3}',
-  '[一-龥぀-ゟ゠-ヿ]+',
-  "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
-];
+// The exact regex strings of the recognised families live in ../families.ts (shared with sessions).
 
 /** The N-API surface of promptenc.node (native/binding.cc). */
 interface NativeEncoder {
@@ -160,7 +150,7 @@ function recognisePreTokenizer(pre: unknown): { kind: PreTokenizerKind; addPrefi
       return { kind: PreTokenizerKind.O200k, addPrefixSpace: false };
     }
   }
-  if (splits.length === 3 && splits.every((s, i) => isIsolatedSplit(s, DEEPSEEK_REGEXES[i]!))) {
+  if (splits.length === 3 && splits.every((s, i) => isIsolatedSplit(s, DEEPSEEK_V3_REGEXES[i]!))) {
     return { kind: PreTokenizerKind.DeepSeekV3, addPrefixSpace: false };
   }
   return 'pre_tokenizer Split regex not recognised';
