@@ -25,6 +25,26 @@ uint64_t tableSize(size_t count) {
 
 }  // namespace
 
+namespace {
+// word.rs merge_all's queue: lowest rank first, then lowest position. An entry is the
+// 64-bit key (rank << 32 | pos); std heap is a max-heap, so keys are stored negated.
+// Same push/pop/empty surface as RankQueue, so both run the one merge loop below.
+struct HeapQueue {
+  std::vector<uint64_t>& heap;
+  void push(uint32_t rank, uint32_t pos) {
+    heap.push_back(~((uint64_t(rank) << 32) | pos));
+    std::push_heap(heap.begin(), heap.end());
+  }
+  uint64_t pop() {
+    std::pop_heap(heap.begin(), heap.end());
+    const uint64_t top = ~heap.back();
+    heap.pop_back();
+    return top;
+  }
+  bool empty() const { return heap.empty(); }
+};
+}  // namespace
+
 void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
                          const std::vector<uint8_t>& encodable) {
   bytes_ = bytes;
@@ -301,65 +321,24 @@ void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out,
   const int32_t count = int32_t(sym.size());
 
   if (size_t(count) >= queueMinSymbols_) {
-    mergeWithQueue(scratch);
+    scratch.queue.reset(uint32_t(newIdByRank_.size()));
+    mergeAll(scratch, scratch.queue);
   } else {
-    mergeWithHeap(scratch);
+    scratch.heap.clear();
+    HeapQueue heap{scratch.heap};
+    mergeAll(scratch, heap);
   }
   for (int32_t i = 0; i != -1 && i < count; i = sym[i].next) out.push_back(sym[i].id);
 }
 
-void BpeModel::mergeWithHeap(BpeScratch& scratch) const {
-  auto& sym = scratch.symbols;
-  const int32_t count = int32_t(sym.size());
-  // word.rs merge_all. Heap order: lowest rank first, then lowest position; an
-  // entry is the 64-bit key (rank << 32 | pos), its new id is newIdByRank_[rank]
-  // (a rank identifies one merge). std heap is a max-heap, so keys are negated.
-  auto& heap = scratch.heap;
-  heap.clear();
-  auto key = [](uint32_t rank, uint32_t pos) { return ~((uint64_t(rank) << 32) | pos); };
-  for (int32_t i = 0; i + 1 < count; i++) {
-    if (const MergeMap::Entry* m = merges_.find(sym[i].id, sym[i + 1].id)) heap.push_back(key(m->rank, uint32_t(i)));
-  }
-  std::make_heap(heap.begin(), heap.end());
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end());
-    const uint64_t top = ~heap.back();
-    heap.pop_back();
-    const uint32_t topPos = uint32_t(top), topNewId = newIdByRank_[top >> 32];
-    BpeScratch::Symbol& cur = sym[topPos];
-    if (cur.len == 0 || cur.next == -1) continue;
-    const int32_t nextPos = cur.next;
-    const BpeScratch::Symbol right = sym[nextPos];
-    // Stale entry: the pair now at `pos` must still merge into the same id.
-    const MergeMap::Entry* now = merges_.find(cur.id, right.id);
-    if (!now || now->newId != topNewId) continue;
-    cur.id = topNewId;
-    cur.len += right.len;
-    cur.next = right.next;
-    sym[nextPos].len = 0;
-    if (right.next > -1 && right.next < count) sym[right.next].prev = int32_t(topPos);
-    if (cur.prev >= 0) {
-      if (const MergeMap::Entry* m = merges_.find(sym[cur.prev].id, cur.id)) {
-        heap.push_back(key(m->rank, uint32_t(cur.prev)));
-        std::push_heap(heap.begin(), heap.end());
-      }
-    }
-    if (cur.next > -1 && cur.next < count) {
-      if (const MergeMap::Entry* m = merges_.find(cur.id, sym[cur.next].id)) {
-        heap.push_back(key(m->rank, topPos));
-        std::push_heap(heap.begin(), heap.end());
-      }
-    }
-  }
-}
 
-// The same loop as mergeWithHeap, with the RankQueue: it pops the same (rank, pos)
-// sequence (both return the minimum of the same multiset), so the result is identical.
-void BpeModel::mergeWithQueue(BpeScratch& scratch) const {
+// The merge loop of word.rs. Both queues pop the same (rank, pos) sequence (each
+// returns the minimum of the same multiset), so the result does not depend on Queue.
+// A rank identifies one merge: its new id is newIdByRank_[rank].
+template <class Queue>
+void BpeModel::mergeAll(BpeScratch& scratch, Queue& q) const {
   auto& sym = scratch.symbols;
   const int32_t count = int32_t(sym.size());
-  RankQueue& q = scratch.queue;
-  q.reset(uint32_t(newIdByRank_.size()));
   for (int32_t i = 0; i + 1 < count; i++) {
     if (const MergeMap::Entry* m = merges_.find(sym[i].id, sym[i + 1].id)) q.push(m->rank, uint32_t(i));
   }
@@ -370,6 +349,7 @@ void BpeModel::mergeWithQueue(BpeScratch& scratch) const {
     if (cur.len == 0 || cur.next == -1) continue;
     const int32_t nextPos = cur.next;
     const BpeScratch::Symbol right = sym[nextPos];
+    // Stale entry: the pair now at `pos` must still merge into the same id.
     const MergeMap::Entry* now = merges_.find(cur.id, right.id);
     if (!now || now->newId != topNewId) continue;
     cur.id = topNewId;

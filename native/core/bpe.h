@@ -260,8 +260,8 @@ class BpeModel {
   const HugeVector<uint32_t>& offsets() const { return offsets_; }
 
  private:
-  void mergeWithHeap(BpeScratch& scratch) const;
-  void mergeWithQueue(BpeScratch& scratch) const;
+  template <class Queue>
+  void mergeAll(BpeScratch& scratch, Queue& q) const;
   HugeVector<uint8_t> bytes_;
   HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;

@@ -337,6 +337,19 @@ inline void splitIsolated(const uint8_t* s, size_t b, size_t e, Match&& match, E
   if (gap < e) emit(gap, e);
 }
 
+/// Runs one single-regex scanner over s[b, e): each match starts where the last ended
+/// (these regexes match every character), so the pieces tile the range.
+template <class Emit, class Match>
+inline void scanPieces(const uint8_t* s, size_t b, size_t e, Emit& emit, Match match) {
+  const uint8_t* p = s + b;
+  const size_t n = e - b;
+  for (size_t i = 0; i < n;) {
+    const size_t m = match(p, i, n);
+    emit(b + i, b + m);
+    i = m;
+  }
+}
+
 }  // namespace pretok_detail
 
 /// Splits s[b, e) into pre-tokens with the given family and calls emit(start, end)
@@ -349,38 +362,15 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Cl100k:
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
-      const uint8_t* p = s + b;
-      const size_t n = e - b;
-      size_t i = 0;
-      while (i < n) {
-        size_t m = matchCl100k(p, i, n, maxDigits);
-        emit(b + i, b + m);
-        i = m;
-      }
+      scanPieces(s, b, e, emit, [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100k(p, i, n, maxDigits); });
       return;
     }
-    case PreTokenizerKind::Gpt2: {
-      const uint8_t* p = s + b;
-      const size_t n = e - b;
-      size_t i = 0;
-      while (i < n) {
-        size_t m = matchGpt2(p, i, n);
-        emit(b + i, b + m);
-        i = m;
-      }
+    case PreTokenizerKind::Gpt2:
+      scanPieces(s, b, e, emit, matchGpt2);
       return;
-    }
-    case PreTokenizerKind::O200k: {
-      const uint8_t* p = s + b;
-      const size_t n = e - b;
-      size_t i = 0;
-      while (i < n) {
-        size_t m = matchO200k(p, i, n);
-        emit(b + i, b + m);
-        i = m;
-      }
+    case PreTokenizerKind::O200k:
+      scanPieces(s, b, e, emit, matchO200k);
       return;
-    }
     case PreTokenizerKind::DeepSeekV3: {
       // Splits 1 and 2 in one pass. They only cut the text: \p{N}{1,3} chunks and
       // [一-龥぀-ゟ゠-ヿ]+ runs become pieces, and so do the stretches between them.
