@@ -1,5 +1,6 @@
 // Question: what does adding one ~1 KB turn to a long history cost, encode work only?
-// Compares a full encodeChat (the control), session.encodeChat and the segment cache,
+// Compares a full encodeChat (the control), session.encodeChat, session.encodeChatDelta
+// (the changed ids only, what an engine with a KV cache needs) and the segment cache,
 // at histories of 10k / 50k / 200k tokens, for DeepSeek-V3 and the GLM-format tokenizer.
 // Template rendering is timed separately: it is the same for all three and, past
 // ~50k tokens, it is the larger cost (see the render column).
@@ -53,6 +54,8 @@ async function measure(name, source) {
     const r = rng(size);
     const full = [];
     const sess = [];
+    const delta = [];
+    const changed = [];
     const cache = [];
     const render = [];
     let tokens = 0;
@@ -70,6 +73,16 @@ async function measure(name, source) {
       s.encode(historyPrompt, { addSpecialTokens: false });
       const [tSess, got] = ms(() => s.encode(prompt, { addSpecialTokens: false }));
       sess.push(tSess);
+      // Delta: same warm-up, then only the ids after the reused prefix come back.
+      const sd = tok.createSession();
+      const base = sd.encodeDelta(historyPrompt, { addSpecialTokens: false });
+      const prev = sd.encode(historyPrompt, { addSpecialTokens: false });
+      const [tDelta, d] = ms(() => sd.encodeDelta(prompt, { addSpecialTokens: false }));
+      delta.push(tDelta);
+      changed.push(d.ids.length);
+      if (base.total !== prev.length || d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j]) || !prev.subarray(0, d.reused).every((v, j) => v === want[j])) {
+        throw new Error(`${name} ${size}: delta result differs from the full encode`);
+      }
       cached.encode(historyPrompt, { addSpecialTokens: false });
       const [tCache, got2] = ms(() => cached.encode(prompt, { addSpecialTokens: false }));
       cache.push(tCache);
@@ -77,11 +90,12 @@ async function measure(name, source) {
         throw new Error(`${name} ${size}: incremental result differs from the full encode`);
       }
     }
-    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), cacheMs: median(cache), renderMs: median(render) };
+    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), deltaMs: median(delta), changedIds: median(changed), cacheMs: median(cache), renderMs: median(render) };
     row.sessionSpeedup = row.fullMs / row.sessionMs;
+    row.deltaSpeedup = row.fullMs / row.deltaMs;
     row.cacheSpeedup = row.fullMs / row.cacheMs;
     rows.push(row);
-    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`);
+    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, delta ${f(row.deltaMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`);
   }
   return rows;
 }
@@ -89,8 +103,8 @@ async function measure(name, source) {
 const rows = [...(await measure('deepseek-v3', 'deepseek-v3')), ...(await measure('glm-format', buildGlmTokenizerDir()))];
 removeGlmTokenizerDir();
 const md = table(
-  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'segment cache ms', 'cache ×', 'render ms'],
-  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.renderMs, 1)]),
+  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'session delta ms', 'delta ×', 'ids in delta', 'segment cache ms', 'cache ×', 'render ms'],
+  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.deltaMs, 3), `${f(r.deltaSpeedup, 0)}×`, r.changedIds, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.renderMs, 1)]),
 );
 console.log(`## Adding one ~1 KB turn (median of ${REPS}); encode work only, render timed apart\n\n${md}\n\nMachine: ${machine().cpu}, Node ${process.version}`);
 writeJson(jsonOutPath(), { machine: machine(), rows });

