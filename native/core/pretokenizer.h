@@ -203,35 +203,11 @@ inline size_t upperStarLowerPlus(const uint8_t* s, size_t start, size_t n) {
   return 0;
 }
 
-/// One match of the o200k regex at i:
+/// One match of the o200k regex at i (the general path; matchO200k below tries ASCII first):
 ///   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 ///  |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 ///  |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
-inline size_t matchO200k(const uint8_t* s, size_t i, size_t n) {
-  // ASCII fast path for the two letter branches: an optional ASCII prefix char, then
-  // [A-Z]*[a-z]* ending before an ASCII non-letter or the end. There the regex result
-  // is plain: branch 1 when a lowercase run exists, else branch 2; both then take the
-  // optional contraction. Anything touching non-ASCII goes the general way below.
-  {
-    const uint8_t b0 = s[i];
-    size_t j = SIZE_MAX;
-    if (b0 < 0x80) {
-      if (isAsciiLetter(b0)) {
-        j = i;
-      } else if (!(b0 >= '0' && b0 <= '9') && b0 != '\r' && b0 != '\n' && i + 1 < n && isAsciiLetter(s[i + 1])) {
-        j = i + 1;
-      }
-    }
-    if (j != SIZE_MAX) {
-      size_t k = j;
-      while (k < n && s[k] >= 'A' && s[k] <= 'Z') k++;
-      while (k < n && s[k] >= 'a' && s[k] <= 'z') k++;
-      if (k == n || s[k] < 0x80) {
-        size_t c = contractionCI(s, k, n);
-        return c ? c : k;
-      }
-    }
-  }
+PROMPTENC_NOINLINE inline size_t matchO200kGeneral(const uint8_t* s, size_t i, size_t n) {
   Char c0 = charAt(s, i, n);
   const bool prefixOk = !(c0.flags & (kL | kN)) && !isCrLf(c0.cp);
   auto withContraction = [&](size_t e) {
@@ -272,6 +248,56 @@ inline size_t matchO200k(const uint8_t* s, size_t i, size_t n) {
   }
   if (!(c0.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, true);
   // \s*[\r\n]+ | \s+(?!\S) | \s+
+  return whitespaceTail(s, i, n, true);
+}
+
+
+/// One match of the o200k regex at i. An ASCII char at i followed by ASCII (or the end)
+/// is decided here, inline in the scan loop: which branch wins then depends only on the
+/// classes of s[i] and s[i + 1], as spelled out per case. Anything that meets a non-ASCII
+/// byte where the decision needs it goes to matchO200kGeneral (the out-of-line call with
+/// its large frame was most of the scanner's cost per piece).
+PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) {
+  const uint8_t b0 = s[i];
+  if (b0 >= 0x80) return matchO200kGeneral(s, i, n);
+  const uint16_t f0 = kAscii.f[b0];
+  const bool hasNext = i + 1 < n;
+  const uint8_t b1 = hasNext ? s[i + 1] : 0;
+  // Letter branches 1/2: an optional prefix char ([^\r\n\p{L}\p{N}]: not a digit, CR or LF),
+  // then [A-Z]*[a-z]* ending before an ASCII non-letter or the end. The result is plain
+  // there: branch 1 when a lowercase run exists, else branch 2; both take the optional
+  // contraction.
+  size_t j = SIZE_MAX;
+  if (isAsciiLetter(b0)) {
+    j = i;
+  } else if (!(f0 & kN) && b0 != '\r' && b0 != '\n' && hasNext && isAsciiLetter(b1)) {
+    j = i + 1;
+  }
+  if (j != SIZE_MAX) {
+    size_t k = j;
+    while (k < n && s[k] >= 'A' && s[k] <= 'Z') k++;
+    while (k < n && s[k] >= 'a' && s[k] <= 'z') k++;
+    if (k == n || s[k] < 0x80) {
+      size_t c = contractionCI(s, k, n);
+      return c ? c : k;
+    }
+    return matchO200kGeneral(s, i, n);
+  }
+  if (hasNext && b1 >= 0x80) return matchO200kGeneral(s, i, n);
+  // From here s[i] is not a letter and s[i + 1] is an ASCII non-letter (or absent), so the
+  // letter branches fail: with the prefix they need a letter at i + 1, without it at i.
+  if (f0 & kN) {
+    // \p{N}{1,3}: ASCII digits; a non-ASCII byte before the third could be another \p{N}.
+    size_t k = i + 1;
+    while (k < n && k < i + 3 && s[k] >= '0' && s[k] <= '9') k++;
+    if (k == i + 3 || k == n || s[k] < 0x80) return k;
+    return matchO200kGeneral(s, i, n);
+  }
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*  without the space (s[i] is punctuation, a symbol or a control char)
+  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, true);
+  //  ?[^\s\p{L}\p{N}]+[\r\n/]*  with the space
+  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN))) return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, true);
+  // \s*[\r\n]+ | \s+(?!\S) | \s+   (s[i] is whitespace here)
   return whitespaceTail(s, i, n, true);
 }
 
