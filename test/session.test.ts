@@ -195,7 +195,7 @@ describe('countChatByMessage', () => {
 
 describe('fitChat', () => {
   const tok = () => toks.get('deepseek-v3')!;
-  it.each([300, 600, 1200, 5000])('keeps its invariants at maxTokens=%i', (maxTokens) => {
+  it.each([300, 600, 1200, 2500, 5000, 9000, 14000])('keeps its invariants at maxTokens=%i', (maxTokens) => {
     // A short last user turn, so that the minimum (system + last turn) fits the smaller budgets.
     const messages = [...agentConversation(5, 20, { bigEvery: 5, bigMin: 500, bigMax: 1500 }), { role: 'user', content: 'And now?' } as ChatMessage];
     const fit = tok().fitChat(messages, { maxTokens, tools: TOOLS });
@@ -218,6 +218,14 @@ describe('fitChat', () => {
     // Oldest first: every dropped index is older than every kept non-system index.
     const keptNonSystem = keptIdx.filter((i) => messages[i]!.role !== 'system');
     if (fit.dropped.length > 0) expect(Math.max(...fit.dropped)).toBeLessThan(Math.min(...keptNonSystem));
+    // Fewest dropped: putting back the newest dropped turn (from its user message on) does not fit.
+    if (fit.dropped.length > 0) {
+      const newest = Math.max(...fit.dropped);
+      let start = newest;
+      while (start > 0 && fit.dropped.includes(start - 1) && messages[start]!.role !== 'user') start--;
+      const back = messages.filter((_, i) => !fit.dropped.includes(i) || i >= start);
+      expect(tok().countChat(back, { tools: TOOLS })).toBeGreaterThan(maxTokens);
+    }
   });
 
   it('throws E_BUDGET when even the minimum does not fit', () => {
