@@ -5,6 +5,9 @@
 #include "model_json.h"
 
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace promptenc {
 
@@ -33,6 +36,9 @@ inline int hexValue(uint8_t c) {
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
+
+/// Extra bytes at the end of every output buffer: string() may copy 16 bytes at once.
+constexpr size_t kSlack = 16;
 
 /// Bytes that a JSON string holds as they are: not '"', not '\\', not a control char, ASCII.
 struct PlainTable {
@@ -100,7 +106,17 @@ class Scanner {
     return false;
   }
   void ws() {
-    while (i_ < n_ && (p_[i_] == ' ' || p_[i_] == '\n' || p_[i_] == '\r' || p_[i_] == '\t')) i_++;
+    size_t i = i_;
+    while (i < n_ && (p_[i] == ' ' || p_[i] == '\n' || p_[i] == '\r' || p_[i] == '\t')) {
+      // Pretty-printed files indent every entry by 12 spaces: skip 8 at a time.
+      uint64_t w;
+      if (i + 8 <= n_ && (std::memcpy(&w, p_ + i, 8), w == 0x2020202020202020ull)) {
+        i += 8;
+      } else {
+        i++;
+      }
+    }
+    i_ = i;
   }
   bool lit(char c) {
     ws();
@@ -162,8 +178,28 @@ class Scanner {
       return fail(what);
     };
     for (;;) {
-      // Copied byte by byte: keys are short (≈ 8 bytes), shorter than a memcpy call is worth.
       const size_t start = i;
+#if defined(__SSE2__)
+      // 16 bytes at a time: copy them, then find the first '"', '\\', control or
+      // non-ASCII byte (a signed compare < 0x20 catches both of the last two). The
+      // output has 16 bytes of slack (see kSlack), so the copy may run past the string.
+      while (i + 16 <= n) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+        const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                             _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        const unsigned mask = unsigned(_mm_movemask_epi8(special));
+        if (mask == 0) {
+          i += 16;
+          o += 16;
+          continue;
+        }
+        const unsigned k = unsigned(__builtin_ctz(mask));
+        i += k;
+        o += k;
+        break;
+      }
+#endif
       while (i < n && kPlain[p[i]]) *o++ = p[i++];
       u += i - start;
       if (i >= n) return failAt("unterminated string");
@@ -239,7 +275,7 @@ class Scanner {
     // Room: a key is never longer unescaped than in the file.
     size_t end = i_ + 1;
     while (end < n_ && p_[end] != '"') end += p_[end] == '\\' ? 2 : 1;
-    key.resize(end - i_ + 1);
+    key.resize(end - i_ + 1 + kSlack);
     uint8_t* o = reinterpret_cast<uint8_t*>(&key[0]);
     uint8_t* const b = o;
     uint64_t units = 0;
@@ -309,11 +345,13 @@ class Scanner {
     if (!expect('{')) return false;
     // Room: the rest of the file bounds the unescaped keys (not zero-filled, see ScanBuffer).
     auto& bytes = out_.keyBytes;
-    bytes.data.reset(new uint8_t[n_ - i_]);
+    bytes.data.reset(new uint8_t[n_ - i_ + kSlack]);
     uint8_t* const base = bytes.data.get();
     uint8_t* o = base;
-    // ≈ 33 bytes of JSON per entry in the bundled files; an estimate saves regrowth.
-    const size_t guess = (n_ - i_) / 64;
+    // An entry takes at least 5 bytes ("":0,); reserving for 1 per 8 bytes of the rest
+    // of the file avoids regrowth (copies + page faults) and costs only address space
+    // (untouched pages are never faulted in).
+    const size_t guess = (n_ - i_) / 8;
     out_.keySpans.reserve(2 * guess);
     out_.ids.reserve(guess);
     out_.keyUtf16Lengths.reserve(guess);
@@ -341,11 +379,11 @@ class Scanner {
   bool merges() {
     if (!expect('[')) return false;
     auto& bytes = out_.mergeBytes;
-    bytes.data.reset(new uint8_t[n_ - i_]);
+    bytes.data.reset(new uint8_t[n_ - i_ + kSlack]);
     uint8_t* const base = bytes.data.get();
     uint8_t* o = base;
     auto& spans = out_.mergeSpans;
-    spans.reserve((n_ - i_) / 16);
+    spans.reserve((n_ - i_) / 8 * 4);  // as in vocab(): at least 6 bytes per merge
     if (!lit(']')) {
       for (;;) {
         uint64_t units = 0;
@@ -357,9 +395,22 @@ class Scanner {
           spans.insert(spans.end(), {a0, a1, a1, uint32_t(o - base)});
         } else {
           if (!string(o, units)) return false;
+          const uint32_t e0 = uint32_t(o - base);
           // load.ts requires a space in the string form; without one it reports the merge.
-          if (!std::memchr(base + a0, ' ', size_t(o - base) - a0)) return fail("a merge string without a space");
-          spans.insert(spans.end(), {a0, uint32_t(o - base), kSplitOnSpace, 0});
+          uint8_t* sp = static_cast<uint8_t*>(std::memchr(base + a0, ' ', e0 - a0));
+          if (!sp) return fail("a merge string without a space");
+          const uint32_t at = uint32_t(sp - base);
+          if (e0 - a0 >= 8 && std::memcmp(base + a0, "#version", 8) == 0) {
+            spans.insert(spans.end(), {a0, e0, kSplitOnSpace, 0});  // skipped by buildModel
+          } else if (std::memchr(sp + 1, ' ', e0 - at - 1)) {
+            spans.insert(spans.end(), {a0, e0, kSplitOnSpace, 0});  // reported by buildModel
+          } else {
+            // "a b" with one space stored as a then b, adjacent: buildModel then finds the
+            // merged token a + b without copying it (the same parts as its own split).
+            std::memmove(sp, sp + 1, e0 - at - 1);
+            o--;
+            spans.insert(spans.end(), {a0, at, at, e0 - 1});
+          }
         }
         if (lit(',')) continue;
         if (!expect(']')) return false;

@@ -241,13 +241,18 @@ void buildModel(const ModelStrings& in, EncoderSpec& spec) {
         aB = sp4[0], aE = sp4[1], bB = sp4[2], bE = sp4[3];
       }
       mi++;
-      std::string& c = concat[(q / 3) % (kRing / 3 + 2)];
-      c.assign(reinterpret_cast<const char*>(m + aB), aE - aB);
-      c.append(reinterpret_cast<const char*>(m + bB), bE - bB);
-      const uint8_t* cp = reinterpret_cast<const uint8_t*>(c.data());
+      // a + b: adjacent in the input (model_json.cc stores pairs so), else copied.
+      const uint8_t* cp = m + aB;
+      const size_t cn = (aE - aB) + (bE - bB);
+      if (aE != bB) {
+        std::string& c = concat[(q / 3) % (kRing / 3 + 2)];
+        c.assign(reinterpret_cast<const char*>(m + aB), aE - aB);
+        c.append(reinterpret_cast<const char*>(m + bB), bE - bB);
+        cp = reinterpret_cast<const uint8_t*>(c.data());
+      }
       ring[q % kRing] = {m + aB, hashBytes(m + aB, aE - aB), uint32_t(aE - aB)};
       ring[(q + 1) % kRing] = {m + bB, hashBytes(m + bB, bE - bB), uint32_t(bE - bB)};
-      ring[(q + 2) % kRing] = {cp, hashBytes(cp, c.size()), uint32_t(c.size())};
+      ring[(q + 2) % kRing] = {cp, hashBytes(cp, cn), uint32_t(cn)};
       return true;
     }
     return false;
