@@ -346,6 +346,7 @@ export function createNativeBackend(init: BackendInit): Backend {
   };
   let core: NativeEncoder | undefined;
   if (pre) {
+    pre.unique = false; // consumed, whatever happens next
     try {
       core = construct({ model: pre.model });
       pre.unique = true;
@@ -353,7 +354,6 @@ export function createNativeBackend(init: BackendInit): Backend {
       if ((err as { code?: string }).code !== 'E_NATIVE_RETRY') throw err;
       // Two equal keys or a shared id: which one wins follows JS object key order, so the
       // vocab is rebuilt from the JSON.parse result (the lazy model.vocab).
-      pre.unique = false;
     }
   }
   core ??= construct(buildModelBuffers(init.tokenizerJson.model as Obj));

@@ -46,8 +46,9 @@ export interface PrescannedModel {
   readonly vocab: readonly [number, number];
   readonly merges: readonly [number, number];
   /**
-   * Set by the native backend once an Encoder was built from `model`: the build found no
-   * two equal keys and no shared id, so ids / keyLengths describe the vocab exactly.
+   * Set by the native backend when it consumes `model`: true once an Encoder was built
+   * from it (the build found no two equal keys and no shared id, so ids / keyLengths
+   * describe the vocab exactly), false when the build failed or was redone from the parsed vocab.
    */
   unique?: boolean;
 }
