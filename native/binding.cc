@@ -63,9 +63,23 @@ const T* borrowTypedArray(Napi::Env env, const Napi::Object& spec, const char* n
 Napi::Uint32Array toUint32Array(Napi::Env env, const std::vector<uint32_t>& ids);
 
 /// What the external made by scanModelJson holds.
+/// Its bytes are reported to V8 (AdjustExternalMemory) while it holds them, so an
+/// unused scan (the JS backend was chosen) is collected soon rather than whenever.
 struct ScannedModel {
   promptenc::ModelJson model;
-  bool used = false;  // an Encoder took it
+  bool used = false;     // an Encoder took it
+  int64_t reported = 0;  // bytes currently reported to V8
+
+  void report(Napi::Env env) {
+    const auto& m = model;
+    reported = int64_t(m.keyBytes.size + m.mergeBytes.size +
+                       4 * (m.keySpans.size() + m.ids.size() + m.keyUtf16Lengths.size() + m.mergeSpans.size()));
+    Napi::MemoryManagement::AdjustExternalMemory(env, reported);
+  }
+  void unreport(Napi::Env env) {
+    if (reported != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported);
+    reported = 0;
+  }
 };
 
 /// Marks the externals made by scanModelJson, so the Encoder never unwraps a foreign one.
@@ -100,7 +114,11 @@ Napi::Value ScanModelJson(const Napi::CallbackInfo& info) {
   out.Set("merges", range(model->mergesBegin, model->mergesEnd));
   out.Set("ids", toUint32Array(env, model->ids));
   out.Set("keyLengths", toUint32Array(env, model->keyUtf16Lengths));
-  auto ext = Napi::External<ScannedModel>::New(env, scanned.release(), [](Napi::Env, ScannedModel* m) { delete m; });
+  scanned->report(env);
+  auto ext = Napi::External<ScannedModel>::New(env, scanned.release(), [](Napi::Env e, ScannedModel* m) {
+    m->unreport(e);
+    delete m;
+  });
   if (napi_type_tag_object(env, ext, &kModelJsonTag) != napi_ok) throw Napi::Error::New(env, "napi_type_tag_object failed");
   out.Set("model", ext);
   return out;
@@ -112,6 +130,16 @@ ScannedModel* scannedModelArg(Napi::Env env, Napi::Value v) {
   if (v.IsExternal()) napi_check_object_type_tag(env, v, &kModelJsonTag, &tagged);
   if (!tagged) throwTypeError(env, "Expected spec.model to come from scanModelJson");
   return v.As<Napi::External<ScannedModel>>().Data();
+}
+
+/// releaseModel(model): frees a scan no Encoder will use (native.ts, when the JS backend
+/// serves the file), instead of waiting for the GC to run the external's finalizer.
+Napi::Value ReleaseModel(const Napi::CallbackInfo& info) {
+  ScannedModel* scanned = scannedModelArg(info.Env(), info[0]);
+  scanned->used = true;
+  scanned->model = promptenc::ModelJson();
+  scanned->unreport(info.Env());
+  return info.Env().Undefined();
 }
 
 bool boolField(const Napi::Object& o, const char* name) {
@@ -303,6 +331,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
         scanned->used = true;
         promptenc::ModelJson taken = std::move(scanned->model);
         scanned->model = promptenc::ModelJson();
+        scanned->unreport(env);
         promptenc::buildModel(taken.strings(), s);
       } else if (spec.Has("vocabKeys")) {
         // The token strings themselves (native.ts): converted and resolved here.
@@ -466,6 +495,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Encoder", EncoderWrap::Define(env));
   exports.Set("scanModelJson", Napi::Function::New(env, ScanModelJson, "scanModelJson"));
+  exports.Set("releaseModel", Napi::Function::New(env, ReleaseModel, "releaseModel"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

@@ -133,7 +133,9 @@ export class PromptTokenizer {
     }
     this.templates = { default: def, named };
     this.json = files.tokenizerJson;
-    this.prescanned = files.prescanned;
+    // Kept only when a native Encoder consumed it (its key list is then exact); an unused
+    // scan (JS backend) is dropped so that the GC frees it.
+    this.prescanned = files.prescanned?.unique === true ? files.prescanned : undefined;
   }
 
   /** The added-token scanner (built on first use: sessions, cache, accounting). */

@@ -54,6 +54,8 @@ interface NativeAddon {
   Encoder: new (spec: NativeSpec) => NativeEncoder;
   /** model.vocab / model.merges read from tokenizer.json bytes, or why the file is left to JSON.parse */
   scanModelJson(bytes: Uint8Array): Omit<PrescannedModel, 'unique'> | string;
+  /** frees a scan that no Encoder will consume */
+  releaseModel(model: unknown): void;
   abiVersion: number;
 }
 type ModelSpec = { model: unknown } | ModelBuffers;
@@ -330,6 +332,11 @@ export function createNativeBackend(init: BackendInit): Backend {
   const pre = init.prescanned && init.prescanned.unique === undefined ? init.prescanned : undefined;
   const r = recognise(init.tokenizerJson, pre !== undefined);
   if (typeof r === 'string') {
+    if (pre) {
+      // The JS backend will serve this file: free the scan now (≈ 20 MB for gemma3).
+      pre.unique = false;
+      loadAddon().addon?.releaseModel?.(pre.model);
+    }
     throw new PromptencError('E_NATIVE_UNSUPPORTED', `The native core cannot reproduce this tokenizer exactly: ${r}`);
   }
   const status = loadAddon();
