@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/encoder.h"
+#include "core/model_json.h"
 #include "core/vocab_builder.h"
 
 namespace {
@@ -57,6 +58,88 @@ const T* borrowTypedArray(Napi::Env env, const Napi::Object& spec, const char* n
   Napi::TypedArray ta = v.As<Napi::TypedArray>();
   length = ta.ElementLength();
   return reinterpret_cast<const T*>(static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset());
+}
+
+Napi::Uint32Array toUint32Array(Napi::Env env, const std::vector<uint32_t>& ids);
+
+/// What the external made by scanModelJson holds.
+/// Its bytes are reported to V8 (AdjustExternalMemory) while it holds them, so an
+/// unused scan (the JS backend was chosen) is collected soon rather than whenever.
+struct ScannedModel {
+  promptenc::ModelJson model;
+  bool used = false;     // an Encoder took it
+  int64_t reported = 0;  // bytes currently reported to V8
+
+  void report(Napi::Env env) {
+    const auto& m = model;
+    reported = int64_t(m.keyBytes.size + m.mergeBytes.size +
+                       4 * (m.keySpans.size() + m.ids.size() + m.keyUtf16Lengths.size() + m.mergeSpans.size()));
+    Napi::MemoryManagement::AdjustExternalMemory(env, reported);
+  }
+  void unreport(Napi::Env env) {
+    if (reported != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported);
+    reported = 0;
+  }
+};
+
+/// Marks the externals made by scanModelJson, so the Encoder never unwraps a foreign one.
+constexpr napi_type_tag kModelJsonTag = {0x9b1c4f2e7a3d5e61ull, 0x2f8e6c1b0d4a7395ull};
+
+/// scanModelJson(bytes: Uint8Array): the parsed model.vocab / model.merges of a
+/// tokenizer.json (model_json.h), or a string saying why the file is left to JSON.parse.
+/// Returns { vocab: [begin, end], merges: [begin, end], ids, keyLengths, model } where the
+/// ranges are byte offsets into `bytes`, ids / keyLengths (UTF-16) are per key in file
+/// order, and `model` is an external that `new Encoder({ model, ... })` consumes.
+Napi::Value ScanModelJson(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+    throwTypeError(env, "Expected a Uint8Array for bytes");
+  Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
+  auto scanned = std::make_unique<ScannedModel>();
+  promptenc::ModelJson* model = &scanned->model;
+  std::string why;
+  try {
+    if (!promptenc::scanModelJson(bytes.Data(), bytes.ElementLength(), *model, why)) return Napi::String::New(env, why);
+  } catch (const std::exception& e) {
+    throw codedError(env, "E_NATIVE_INTERNAL", std::string("scanModelJson failed: ") + e.what());
+  }
+  Napi::Object out = Napi::Object::New(env);
+  auto range = [&](size_t b, size_t e) {
+    Napi::Array a = Napi::Array::New(env, 2);
+    a.Set(uint32_t(0), Napi::Number::New(env, double(b)));
+    a.Set(uint32_t(1), Napi::Number::New(env, double(e)));
+    return a;
+  };
+  out.Set("vocab", range(model->vocabBegin, model->vocabEnd));
+  out.Set("merges", range(model->mergesBegin, model->mergesEnd));
+  out.Set("ids", toUint32Array(env, model->ids));
+  out.Set("keyLengths", toUint32Array(env, model->keyUtf16Lengths));
+  scanned->report(env);
+  auto ext = Napi::External<ScannedModel>::New(env, scanned.release(), [](Napi::Env e, ScannedModel* m) {
+    m->unreport(e);
+    delete m;
+  });
+  if (napi_type_tag_object(env, ext, &kModelJsonTag) != napi_ok) throw Napi::Error::New(env, "napi_type_tag_object failed");
+  out.Set("model", ext);
+  return out;
+}
+
+/// The ScannedModel behind spec.model.
+ScannedModel* scannedModelArg(Napi::Env env, Napi::Value v) {
+  bool tagged = false;
+  if (v.IsExternal()) napi_check_object_type_tag(env, v, &kModelJsonTag, &tagged);
+  if (!tagged) throwTypeError(env, "Expected spec.model to come from scanModelJson");
+  return v.As<Napi::External<ScannedModel>>().Data();
+}
+
+/// releaseModel(model): frees a scan no Encoder will use (native.ts, when the JS backend
+/// serves the file), instead of waiting for the GC to run the external's finalizer.
+Napi::Value ReleaseModel(const Napi::CallbackInfo& info) {
+  ScannedModel* scanned = scannedModelArg(info.Env(), info[0]);
+  scanned->used = true;
+  scanned->model = promptenc::ModelJson();
+  scanned->unreport(info.Env());
+  return info.Env().Undefined();
 }
 
 bool boolField(const Napi::Object& o, const char* name) {
@@ -240,7 +323,17 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       if (info.Length() < 1 || !info[0].IsObject()) throwTypeError(env, "Expected a spec object");
       Napi::Object spec = info[0].As<Napi::Object>();
       promptenc::EncoderSpec s;
-      if (spec.Has("vocabKeys")) {
+      if (spec.Has("model")) {
+        // The file bytes parsed by scanModelJson; consumed here whatever happens, so the
+        // ~6 MB of key and merge text do not wait for the GC.
+        ScannedModel* scanned = scannedModelArg(env, spec.Get("model"));
+        if (scanned->used) throwTypeError(env, "spec.model was already used by an Encoder");
+        scanned->used = true;
+        promptenc::ModelJson taken = std::move(scanned->model);
+        scanned->model = promptenc::ModelJson();
+        scanned->unreport(env);
+        promptenc::buildModel(taken.strings(), s);
+      } else if (spec.Has("vocabKeys")) {
         // The token strings themselves (native.ts): converted and resolved here.
         promptenc::StringModelInput in;
         size_t idCount = 0, mergeLenCount = 0;
@@ -293,6 +386,9 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       asyncStates_ = std::make_shared<StatePool>();
     } catch (const Napi::Error&) {
       throw;
+    } catch (const promptenc::DuplicateVocabEntry& e) {
+      // Not an error of the file: native.ts rebuilds from the JSON.parse result.
+      throw codedError(env, "E_NATIVE_RETRY", e.what());
     } catch (const std::invalid_argument& e) {
       throw codedError(env, "E_TOKENIZER_INVALID", std::string("Invalid tokenizer for the native core: ") + e.what());
     } catch (const std::exception& e) {
@@ -398,6 +494,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Encoder", EncoderWrap::Define(env));
+  exports.Set("scanModelJson", Napi::Function::New(env, ScanModelJson, "scanModelJson"));
+  exports.Set("releaseModel", Napi::Function::New(env, ReleaseModel, "releaseModel"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PromptencError, describeValue } from './errors.js';
-import type { AddedTokenSpec, TokenizerJson } from './backend/types.js';
+import type { AddedTokenSpec, PrescannedModel, TokenizerJson } from './backend/types.js';
 
 const require = createRequire(import.meta.url);
 
@@ -20,7 +20,13 @@ export interface TokenizerFiles {
   source: string;
   /** Absolute path of tokenizer.json. */
   tokenizerPath: string;
+  /**
+   * The whole tokenizer.json. With `prescanned`, model.vocab and model.merges are lazy
+   * properties: the first read JSON.parses the file bytes (kept until then).
+   */
   tokenizerJson: TokenizerJson;
+  /** model.vocab / model.merges already read by the native core (see readTokenizerFiles). */
+  prescanned?: PrescannedModel;
   /** tokenizer_config.json, or {} when there is none. */
   tokenizerConfig: Record<string, unknown>;
   /** The model's chat template source: chat_template.jinja wins over tokenizer_config, as in transformers. */
@@ -67,18 +73,92 @@ export function resolveBundled(name: string): string {
   }
 }
 
-async function readJson(file: string, what: string): Promise<unknown> {
-  let text: string;
+async function readBytes(file: string, what: string): Promise<Buffer> {
   try {
-    text = await readFile(file, 'utf8');
+    return await readFile(file);
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_NOT_FOUND', `cannot read ${what} at ${file}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+function parseJson(text: string, file: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_INVALID', `${what} at ${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
+}
+
+async function readJson(file: string, what: string): Promise<unknown> {
+  return parseJson((await readBytes(file, what)).toString('utf8'), file, what);
+}
+
+/** Reads model.vocab / model.merges from the file bytes, or undefined to leave them to JSON.parse. */
+export type ModelScanner = (bytes: Uint8Array) => PrescannedModel | undefined;
+
+/**
+ * tokenizer.json with model.vocab / model.merges read by `scan` (the native core) and the
+ * rest by JSON.parse: the file with those two values replaced by {} and [] is small. The
+ * scanner declines anything it does not fully understand, and a skeleton that does not
+ * parse is dropped too; the caller then parses the whole file, which reports exactly what
+ * it always did. So this path only ever accepts files that the plain path accepts.
+ */
+function readWithPrescan(bytes: Buffer, file: string, scan: ModelScanner): { json: TokenizerJson; prescanned: PrescannedModel } | undefined {
+  const pre = scan(bytes);
+  if (!pre) return undefined;
+  const cuts = [
+    { range: pre.vocab, empty: '{}' },
+    { range: pre.merges, empty: '[]' },
+  ].sort((a, b) => a.range[0] - b.range[0]);
+  let text = '';
+  let at = 0;
+  for (const c of cuts) {
+    // Cuts sit on ASCII brackets, so decoding the pieces equals decoding the whole file.
+    text += bytes.toString('utf8', at, c.range[0]) + c.empty;
+    at = c.range[1];
+  }
+  text += bytes.toString('utf8', at);
+  let skeleton: unknown;
+  try {
+    skeleton = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const model = (skeleton as { model?: { vocab?: unknown; merges?: unknown } } | null)?.model;
+  const vocab = model?.vocab;
+  const merges = model?.merges;
+  if (!isPlainEmptyObject(vocab) || !Array.isArray(merges) || merges.length !== 0) return undefined;
+  const json = validateTokenizerJson(skeleton, file);
+  // The JS backend and rare fallbacks read the real values: parse the whole file once then.
+  let source: Buffer | undefined = bytes;
+  let full: TokenizerJson | undefined;
+  const whole = (): TokenizerJson => {
+    if (!full) {
+      full = validateTokenizerJson(parseJson(source!.toString('utf8'), file, 'tokenizer.json'), file);
+      source = undefined;
+    }
+    return full;
+  };
+  for (const key of ['vocab', 'merges'] as const) {
+    const define = (value: unknown) => Object.defineProperty(json.model, key, { value, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(json.model, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        const value = whole().model[key];
+        define(value);
+        return value;
+      },
+      set: define,
+    });
+  }
+  return { json, prescanned: pre };
+}
+
+function isPlainEmptyObject(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const _ in v) return false;
+  return true;
 }
 
 export function isTokenId(id: unknown): id is number {
@@ -130,8 +210,10 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
 /**
  * Find and read the tokenizer files for `source`: a model directory, a tokenizer.json
  * path, or a bundled name. Everything is parsed and validated before anything is built.
+ * `scan` (native.ts prescanTokenizerJson, passed when the native backend may be used)
+ * reads model.vocab / model.merges from the bytes instead of JSON.parse.
  */
-export async function readTokenizerFiles(source: string): Promise<TokenizerFiles> {
+export async function readTokenizerFiles(source: string, opts: { scan?: ModelScanner } = {}): Promise<TokenizerFiles> {
   if (typeof source !== 'string' || source === '') {
     throw new PromptencError('E_ARGUMENT', `source: expected a model directory, a tokenizer.json path or a bundled name, received ${describeValue(source)}`);
   }
@@ -156,7 +238,9 @@ export async function readTokenizerFiles(source: string): Promise<TokenizerFiles
     throw new Error('unreachable');
   }
 
-  const tokenizerJson = validateTokenizerJson(await readJson(tokenizerPath, 'tokenizer.json'), tokenizerPath);
+  const bytes = await readBytes(tokenizerPath, 'tokenizer.json');
+  const fast = opts.scan ? readWithPrescan(bytes, tokenizerPath, opts.scan) : undefined;
+  const tokenizerJson = fast?.json ?? validateTokenizerJson(parseJson(bytes.toString('utf8'), tokenizerPath, 'tokenizer.json'), tokenizerPath);
   // tokenizer_config.json only counts when it sits beside the tokenizer.json, as in a HF model directory.
   const configPath = path.join(dir, 'tokenizer_config.json');
   let tokenizerConfig: Record<string, unknown> = {};
@@ -172,5 +256,5 @@ export async function readTokenizerFiles(source: string): Promise<TokenizerFiles
   } else if (typeof tokenizerConfig.chat_template === 'string' || Array.isArray(tokenizerConfig.chat_template)) {
     chatTemplate = tokenizerConfig.chat_template as TokenizerFiles['chatTemplate'];
   }
-  return { source, tokenizerPath, tokenizerJson, tokenizerConfig, chatTemplate };
+  return { source, tokenizerPath, tokenizerJson, ...(fast ? { prescanned: fast.prescanned } : {}), tokenizerConfig, chatTemplate };
 }

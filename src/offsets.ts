@@ -6,16 +6,25 @@ import type { TokenizerJson } from './backend/types.js';
  * session and accounting map token boundaries to text offsets without decoding.
  * Returns undefined for models that are not byte-level (their tokens have no such map).
  */
-export function byteLevelTokenLengths(json: TokenizerJson): Uint16Array | undefined {
+export function byteLevelTokenLengths(json: TokenizerJson, keys?: { ids: Uint32Array; keyLengths: Uint32Array }): Uint16Array | undefined {
   const decoder = json.decoder as { type?: string } | null | undefined;
   if (!decoder || decoder.type !== 'ByteLevel' || json.model.type !== 'BPE') return undefined;
   if (json.normalizer && !isSupportedNormalizer(json.normalizer)) return undefined;
-  const vocab = json.model.vocab as Record<string, number>;
   let max = 0;
-  for (const id of Object.values(vocab)) if (id > max) max = id;
   for (const t of json.added_tokens ?? []) if (t.id > max) max = t.id;
-  const lengths = new Uint16Array(max + 1);
-  for (const [token, id] of Object.entries(vocab)) lengths[id] = token.length;
+  let lengths: Uint16Array;
+  if (keys) {
+    // `keys` (the native core's read of the file, no two equal keys, no shared id): the
+    // same table without touching a parsed vocab.
+    for (const id of keys.ids) if (id > max) max = id;
+    lengths = new Uint16Array(max + 1);
+    for (let k = 0; k < keys.ids.length; k++) lengths[keys.ids[k]!] = keys.keyLengths[k]!;
+  } else {
+    const vocab = json.model.vocab as Record<string, number>;
+    for (const id of Object.values(vocab)) if (id > max) max = id;
+    lengths = new Uint16Array(max + 1);
+    for (const [token, id] of Object.entries(vocab)) lengths[id] = token.length;
+  }
   // Added tokens are measured from their matched text, never from this table.
   for (const t of json.added_tokens ?? []) lengths[t.id] = 0;
   return lengths;

@@ -1,5 +1,5 @@
 import { PromptencError, describeValue } from './errors.js';
-import { readTokenizerFiles, type TokenizerFiles } from './load.js';
+import { readTokenizerFiles, type ModelScanner, type TokenizerFiles } from './load.js';
 import { sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
@@ -11,7 +11,7 @@ import { preTokenizerFamily } from './families.js';
 import { EncodeSession, type SessionHost } from './session.js';
 import { SegmentCache, type SegmentCacheStats } from './segment-cache.js';
 import { attribute, markerWrapper, searchSpans, stripMarkers, tokenStarts, type ChatTokenBreakdown } from './accounting.js';
-import type { TokenizerJson } from './backend/types.js';
+import type { PrescannedModel, TokenizerJson } from './backend/types.js';
 
 export interface LoadOptions {
   /** 'auto' (default) uses the native core when it handles this tokenizer exactly, else JS. */
@@ -95,6 +95,7 @@ export class PromptTokenizer {
   private readonly specialStrings: Record<string, string | string[]>;
   private readonly templates: { default?: string; named: Map<string, string> };
   private readonly json: TokenizerJson;
+  private readonly prescanned: PrescannedModel | undefined;
   private scannerValue: AddedTokenScanner | undefined;
   private tokenLengthsValue: Uint16Array | undefined | null = null;
   private cache: SegmentCache | undefined;
@@ -113,8 +114,14 @@ export class PromptTokenizer {
       addedByContent.set(t.content, t.id);
     }
     this.addedTokens = added;
-    const vocab = files.tokenizerJson.model.vocab as Record<string, number>;
-    const tokenToId = (s: string) => addedByContent.get(s) ?? (Array.isArray(vocab) ? undefined : vocab[s]);
+    // model.vocab may be lazy (load.ts): only read it for a token that is not an added one.
+    const model = files.tokenizerJson.model;
+    const tokenToId = (s: string) => {
+      const id = addedByContent.get(s);
+      if (id !== undefined) return id;
+      const vocab = model.vocab as Record<string, number>;
+      return Array.isArray(vocab) ? undefined : vocab[s];
+    };
     this.wrap = sequenceWrap(files.tokenizerJson, files.tokenizerConfig, tokenToId, files.tokenizerPath);
     this.specialStrings = specialTokenStrings(files.tokenizerConfig);
     const named = new Map<string, string>();
@@ -126,6 +133,9 @@ export class PromptTokenizer {
     }
     this.templates = { default: def, named };
     this.json = files.tokenizerJson;
+    // Kept only when a native Encoder consumed it (its key list is then exact); an unused
+    // scan (JS backend) is dropped so that the GC frees it.
+    this.prescanned = files.prescanned?.unique === true ? files.prescanned : undefined;
   }
 
   /** The added-token scanner (built on first use: sessions, cache, accounting). */
@@ -134,7 +144,12 @@ export class PromptTokenizer {
   }
 
   private get tokenLengths(): Uint16Array | undefined {
-    if (this.tokenLengthsValue === null) this.tokenLengthsValue = byteLevelTokenLengths(this.json);
+    if (this.tokenLengthsValue === null) {
+      // The native core's key list is exact once its build found no duplicates; else
+      // (or for the JS backend) the parsed vocab is read.
+      const keys = this.prescanned?.unique === true ? this.prescanned : undefined;
+      this.tokenLengthsValue = byteLevelTokenLengths(this.json, keys);
+    }
     return this.tokenLengthsValue;
   }
 
@@ -585,8 +600,18 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   if (choice !== 'auto' && choice !== 'native' && choice !== 'js') {
     throw new PromptencError('E_ARGUMENT', `options.backend: expected 'auto', 'native' or 'js', received ${describeValue(choice)}`);
   }
-  const files = await readTokenizerFiles(source);
-  const impl = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig }, choice);
+  // When the native core may serve this load, it reads model.vocab / model.merges from
+  // the file bytes itself (the slow part of a load was JSON.parse of those two values).
+  let scan: ModelScanner | undefined;
+  if (choice !== 'js') {
+    try {
+      scan = (await import('./backend/native.js')).prescanTokenizerJson;
+    } catch {
+      // createBackend reports a native module that fails to load.
+    }
+  }
+  const files = await readTokenizerFiles(source, { scan });
+  const impl = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
   const tok = new PromptTokenizer(impl, files);
   if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);
   return tok;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "encoder.h"
+#include "model_json.h"
 #include "pretokenizer.h"
 
 using namespace promptenc;
@@ -51,6 +52,37 @@ int main() {
     std::vector<std::string> want = {"Hello", "WORLD's", " x"};
     CHECK(v == want);
   }
+  // model_json: escapes decode as JSON.parse + Buffer.from; anything unusual is declined.
+  {
+    auto scan = [](const std::string& json, ModelJson& m) {
+      std::string why;
+      return scanModelJson(reinterpret_cast<const uint8_t*>(json.data()), json.size(), m, why);
+    };
+    auto key = [](const ModelJson& m, size_t k) {
+      return std::string(reinterpret_cast<const char*>(m.keyBytes.data.get()) + m.keySpans[2 * k],
+                         m.keySpans[2 * k + 1] - m.keySpans[2 * k]);
+    };
+    ModelJson m;
+    const std::string doc =
+        R"({"x": [1, {"model": 2}], "model": {"type": "BPE", "vocab": {"a": 0, "\u00e9\n": 7, "\ud83d\ude80": 8,)"
+        R"( "\ud800z": 9, "\u0120": 10}, "merges": ["a b", ["c", "d"], "#version: 1"]}})";
+    CHECK(scan(doc, m));
+    CHECK(m.ids.size() == 5 && m.ids[1] == 7);
+    CHECK(key(m, 1) == "\xC3\xA9\n");
+    CHECK(key(m, 2) == "\xF0\x9F\x9A\x80" && m.keyUtf16Lengths[2] == 2);
+    CHECK(key(m, 3) == "\xEF\xBF\xBDz" && m.keyUtf16Lengths[3] == 2);  // lone surrogate -> U+FFFD
+    CHECK(key(m, 4) == "\xC4\xA0");
+    CHECK(m.mergeSpans.size() == 12 && m.mergeSpans[2] != kSplitOnSpace && m.mergeSpans[10] == kSplitOnSpace);
+    CHECK(doc.substr(m.vocabBegin, 1) == "{" && doc.substr(m.vocabEnd - 1, 1) == "}");
+    for (const char* bad : {R"({"model": {"vocab": {"a": 1.0}, "merges": []}})", R"({"model": {"vocab": {"a": -1}, "merges": []}})",
+                            R"({"model": {"vocab": {"a": 01}, "merges": []}})", R"({"model": {"vocab": {}, "merges": ["ab"]}})",
+                            R"({"model": {"vocab": {}, "merges": [["a"]]}})", R"({"model": {"vocab": {"\x": 1}, "merges": []}})",
+                            R"({"model": {"vocab": {}, "merges": []}, "model": {}})", R"({"model": {"vocab": {"a": 1}}})",
+                            "{\"model\": {\"vocab\": {\"\xC0\xAF\": 1}, \"merges\": []}}"}) {
+      CHECK(!scan(bad, m));
+    }
+  }
+
   // Microbenchmark: pre-tokenize 8 MB of mixed text.
   std::string text;
   while (text.size() < (8u << 20)) text += "The quick brown fox, 12345 jumps!\n  def f(x): return x**2  # 中文字符 🎉\n";

@@ -1,5 +1,6 @@
 // One pass over the UTF-8 of all vocab keys (char -> byte through a table), one
-// open-addressing map of key bytes -> id for the merges. deepseek-v3 (128 k tokens,
+// open-addressing map of key bytes -> id for the merges. Input is byte spans, from
+// either model_json.cc (the file bytes) or the joined JS strings (buildModelFromStrings). deepseek-v3 (128 k tokens,
 // 127 k merges) builds in a few ms; see native/README.md "performance notes".
 #include "vocab_builder.h"
 
@@ -62,31 +63,31 @@ std::string quoted(const uint8_t* p, size_t n) {
 /// (hash tag, span, id), so a lookup touches one slot line and the key bytes.
 class KeyMap {
  public:
-  KeyMap(const uint8_t* base, const std::vector<uint32_t>& starts, const std::vector<uint32_t>& ends,
-         const uint32_t* ids)
+  KeyMap(const uint8_t* base, const uint32_t* spans, size_t count, const uint32_t* ids, bool rejectDuplicates)
       : base_(base) {
     uint64_t size = 16;
-    while (size < starts.size() * 2 + 1) size <<= 1;
+    while (size < count * 2 + 1) size <<= 1;
     slots_.assign(size, Slot{0, 0, 0, 0});
     mask_ = size - 1;
-    const size_t count = starts.size();
     std::vector<uint64_t> hashes(count);
-    for (size_t k = 0; k < count; k++) hashes[k] = hashBytes(base + starts[k], ends[k] - starts[k]);
+    for (size_t k = 0; k < count; k++) hashes[k] = hashBytes(base + spans[2 * k], spans[2 * k + 1] - spans[2 * k]);
     // Random slot accesses dominate (a VM's TLB + cache miss is ~100-200 ns):
     // prefetch the slot of the key kAhead positions on.
     for (uint32_t k = 0; k < count; k++) {
       if (k + kAhead < count) __builtin_prefetch(&slots_[hashes[k + kAhead] & mask_], 1);
-      const uint8_t* p = base + starts[k];
-      const uint32_t n = ends[k] - starts[k];
+      const uint8_t* p = base + spans[2 * k];
+      const uint32_t n = spans[2 * k + 1] - spans[2 * k];
       const uint64_t hash = hashes[k];
       uint64_t h = hash & mask_;
       const uint32_t tag = uint32_t(hash >> 32) | 1;
       for (;;) {
         Slot& sl = slots_[h];
-        // JSON.parse keeps one value per key, so equal keys only come from two
-        // different lone surrogates (both U+FFFD here): keep the later, like a JS object.
-        if (sl.tag == 0 || (sl.tag == tag && sl.len == n && std::memcmp(base + sl.start, p, n) == 0)) {
-          sl = Slot{tag, starts[k], n, ids[k]};
+        // JSON.parse keeps one value per key, so in a parsed vocab equal keys only come
+        // from two different lone surrogates (both U+FFFD here): keep the later, like a JS object.
+        const bool empty = sl.tag == 0;
+        if (empty || (sl.tag == tag && sl.len == n && std::memcmp(base + sl.start, p, n) == 0)) {
+          if (!empty && rejectDuplicates) throw DuplicateVocabEntry("model.vocab: two keys are equal");
+          sl = Slot{tag, spans[2 * k], n, ids[k]};
           break;
         }
         h = (h + 1) & mask_;
@@ -126,15 +127,16 @@ class KeyMap {
 
 }  // namespace
 
-void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
+void buildModel(const ModelStrings& in, EncoderSpec& spec) {
   // char -> byte of the GPT-2 ByteLevel alphabet (all chars are < U+0144).
   int16_t charToByte[0x180];
   for (auto& c : charToByte) c = -1;
   for (uint32_t b = 0; b < 256; b++) charToByte[byteLevelChar(uint8_t(b))] = int16_t(b);
 
-  // Pass 1: key spans, raw lengths, encodability; the id each key names.
+  // Pass 1: raw lengths and encodability of each key; the key that names each id.
   const size_t count = in.keyCount;
-  std::vector<uint32_t> starts(count), ends(count);
+  const uint8_t* s = in.keyBytes;
+  const uint32_t* spans = in.keySpans;
   std::vector<uint8_t> enc(count);
   uint64_t size = 0;
   for (size_t k = 0; k < count; k++)
@@ -142,36 +144,23 @@ void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
   if (size > 0x7FFFFFFFu) throw std::invalid_argument("vocab id out of range");
   std::vector<uint32_t> keyOfId(size, kNoId);
   std::vector<uint32_t> rawLen(count);
-  const uint8_t* s = in.keys;
-  const size_t n = in.keysSize;
-  size_t pos = 0;
   for (size_t k = 0; k < count; k++) {
-    if (k > 0) {
-      if (pos >= n || s[pos] != 0) throw std::invalid_argument("vocab strings are not separated as expected");
-      pos++;
-    }
-    starts[k] = uint32_t(pos);
-    uint64_t units = in.keyLens[k];
+    const size_t b = spans[2 * k], e = spans[2 * k + 1];
     bool encodable = true;
     uint32_t chars = 0;
-    while (units > 0) {
-      if (pos >= n) throw std::invalid_argument("vocab string lengths do not match the strings");
+    for (size_t pos = b; pos < e; chars++) {
       size_t len;
       uint32_t u, cp;
-      utf8Step(s, pos, n, len, u, cp);
-      if (u > units) throw std::invalid_argument("vocab string lengths do not match the strings");
+      utf8Step(s, pos, e, len, u, cp);
       if (cp >= 0x180 || charToByte[cp] < 0) encodable = false;
-      units -= u;
       pos += len;
-      chars++;
     }
-    ends[k] = uint32_t(pos);
     enc[k] = encodable;
     // ByteLevel decoder rule: a token with a char outside the alphabet is its own UTF-8.
-    rawLen[k] = encodable ? chars : ends[k] - starts[k];
+    rawLen[k] = encodable ? chars : uint32_t(e - b);
+    if (keyOfId[in.ids[k]] != kNoId && in.rejectDuplicates) throw DuplicateVocabEntry("model.vocab: two keys share an id");
     keyOfId[in.ids[k]] = uint32_t(k);
   }
-  if (pos != n) throw std::invalid_argument("vocab string lengths do not match the strings");
 
   // Pass 2: raw bytes by id.
   auto& offsets = spec.vocabOffsets;
@@ -191,11 +180,11 @@ void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
     if (k == kNoId) continue;
     uint8_t* out = bytes.data() + offsets[id];
     if (!enc[k]) {
-      std::memcpy(out, s + starts[k], ends[k] - starts[k]);
+      std::memcpy(out, s + spans[2 * k], spans[2 * k + 1] - spans[2 * k]);
       continue;
     }
     spec.vocabEncodable[id] = 1;
-    for (size_t i = starts[k]; i < ends[k];) {
+    for (size_t i = spans[2 * k]; i < spans[2 * k + 1];) {
       const uint8_t b = s[i];
       if (b < 0x80) {
         *out++ = uint8_t(charToByte[b]);
@@ -208,7 +197,7 @@ void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
   }
 
   // Merges: resolve a, b and a + b through the key map.
-  KeyMap map(s, starts, ends, in.ids);
+  KeyMap map(s, spans, count, in.ids, in.rejectDuplicates);
   // Merges: three lookups per rank (a, b, a + b), 3 * 127 k random accesses for a big
   // vocab. One streaming software pipeline: query q is parsed and hashed (its slot
   // prefetched), kAhead queries later its key bytes are prefetched, and kAhead after
@@ -226,48 +215,44 @@ void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
   auto& triples = spec.mergeTriples;
   triples.clear();
   triples.reserve(in.mergeCount * 3);
-  const uint8_t* m = in.merges;
-  const size_t mn = in.mergesSize;
-  size_t mp = 0, mi = 0;  // byte position and index in the merge input
-  std::string pending;    // a parse error, thrown once the earlier ranks are resolved
+  const uint8_t* m = in.mergeBytes;
+  size_t mi = 0;       // index in the merge input
+  std::string pending;  // a parse error, thrown once the earlier ranks are resolved
   static const char kVersion[] = "#version";
   // Parses the next merge into queries q, q+1, q+2; false at the end or on an error.
   auto parseNext = [&](size_t q) -> bool {
     for (; mi < in.mergeCount; mi++) {
-      if (mi > 0) {
-        if (mp >= mn || m[mp] != 0) throw std::invalid_argument("merge strings are not separated as expected");
-        mp++;
-      }
+      const uint32_t* sp4 = in.mergeSpans + 4 * mi;
       size_t aB, aE, bB, bE;
-      if (in.mergeLens[2 * mi + 1] == kSplitOnSpace) {
-        const size_t b0 = mp;
-        mp = advanceUnits(m, mp, mn, in.mergeLens[2 * mi]);
-        if (mp - b0 >= 8 && std::memcmp(m + b0, kVersion, 8) == 0) continue;  // skipped by HF, no rank
+      if (sp4[2] == kSplitOnSpace) {
+        const size_t b0 = sp4[0], e0 = sp4[1];
+        if (e0 - b0 >= 8 && std::memcmp(m + b0, kVersion, 8) == 0) continue;  // skipped by HF, no rank
         size_t sp = b0, spaces = 0;
-        for (size_t j = b0; j < mp; j++)
+        for (size_t j = b0; j < e0; j++)
           if (m[j] == ' ' && spaces++ == 0) sp = j;
         if (spaces != 1) {
           pending = "model.merges[" + std::to_string(q / 3) + "]: expected \"left right\", received " +
-                    quoted(m + b0, mp - b0);
+                    quoted(m + b0, e0 - b0);
           mi = in.mergeCount;
           return false;
         }
-        aB = b0, aE = sp, bB = sp + 1, bE = mp;
+        aB = b0, aE = sp, bB = sp + 1, bE = e0;
       } else {
-        aB = mp;
-        aE = mp = advanceUnits(m, mp, mn, in.mergeLens[2 * mi]);
-        if (mp >= mn || m[mp] != 0) throw std::invalid_argument("merge strings are not separated as expected");
-        bB = ++mp;
-        bE = mp = advanceUnits(m, mp, mn, in.mergeLens[2 * mi + 1]);
+        aB = sp4[0], aE = sp4[1], bB = sp4[2], bE = sp4[3];
       }
       mi++;
-      std::string& c = concat[(q / 3) % (kRing / 3 + 2)];
-      c.assign(reinterpret_cast<const char*>(m + aB), aE - aB);
-      c.append(reinterpret_cast<const char*>(m + bB), bE - bB);
-      const uint8_t* cp = reinterpret_cast<const uint8_t*>(c.data());
+      // a + b: adjacent in the input (model_json.cc stores pairs so), else copied.
+      const uint8_t* cp = m + aB;
+      const size_t cn = (aE - aB) + (bE - bB);
+      if (aE != bB) {
+        std::string& c = concat[(q / 3) % (kRing / 3 + 2)];
+        c.assign(reinterpret_cast<const char*>(m + aB), aE - aB);
+        c.append(reinterpret_cast<const char*>(m + bB), bE - bB);
+        cp = reinterpret_cast<const uint8_t*>(c.data());
+      }
       ring[q % kRing] = {m + aB, hashBytes(m + aB, aE - aB), uint32_t(aE - aB)};
       ring[(q + 1) % kRing] = {m + bB, hashBytes(m + bB, bE - bB), uint32_t(bE - bB)};
-      ring[(q + 2) % kRing] = {cp, hashBytes(cp, c.size()), uint32_t(c.size())};
+      ring[(q + 2) % kRing] = {cp, hashBytes(cp, cn), uint32_t(cn)};
       return true;
     }
     return false;
@@ -297,7 +282,57 @@ void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
     triples.push_back(id);
   }
   if (!pending.empty()) throw std::invalid_argument(pending);
+}
+
+void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec) {
+  // Byte spans from the UTF-16 lengths; each string is followed by one '\0' but the last.
+  const uint8_t* s = in.keys;
+  const size_t n = in.keysSize;
+  std::vector<uint32_t> keySpans(in.keyCount * 2);
+  size_t pos = 0;
+  auto separator = [](const uint8_t* p, size_t& at, size_t size) {
+    if (at >= size || p[at] != 0) throw std::invalid_argument("strings are not separated as expected");
+    at++;
+  };
+  if (n > 0xFFFFFFFFu || in.mergesSize > 0xFFFFFFFFu) throw std::invalid_argument("vocab too large");
+  for (size_t k = 0; k < in.keyCount; k++) {
+    if (k > 0) separator(s, pos, n);
+    keySpans[2 * k] = uint32_t(pos);
+    pos = advanceUnits(s, pos, n, in.keyLens[k]);
+    keySpans[2 * k + 1] = uint32_t(pos);
+  }
+  if (pos != n) throw std::invalid_argument("vocab string lengths do not match the strings");
+
+  const uint8_t* m = in.merges;
+  const size_t mn = in.mergesSize;
+  std::vector<uint32_t> mergeSpans(in.mergeCount * 4);
+  size_t mp = 0;
+  for (size_t i = 0; i < in.mergeCount; i++) {
+    if (i > 0) separator(m, mp, mn);
+    uint32_t* sp4 = &mergeSpans[4 * i];
+    sp4[0] = uint32_t(mp);
+    mp = advanceUnits(m, mp, mn, in.mergeLens[2 * i]);
+    sp4[1] = uint32_t(mp);
+    if (in.mergeLens[2 * i + 1] == kSplitOnSpace) {
+      sp4[2] = kSplitOnSpace;
+      continue;
+    }
+    separator(m, mp, mn);
+    sp4[2] = uint32_t(mp);
+    mp = advanceUnits(m, mp, mn, in.mergeLens[2 * i + 1]);
+    sp4[3] = uint32_t(mp);
+  }
   if (mp != mn) throw std::invalid_argument("merge string lengths do not match the strings");
+
+  ModelStrings strings;
+  strings.keyBytes = s;
+  strings.keySpans = keySpans.data();
+  strings.ids = in.ids;
+  strings.keyCount = in.keyCount;
+  strings.mergeBytes = m;
+  strings.mergeSpans = mergeSpans.data();
+  strings.mergeCount = in.mergeCount;
+  buildModel(strings, spec);
 }
 
 }  // namespace promptenc

@@ -1,17 +1,51 @@
 // Builds the model part of an EncoderSpec (raw-byte vocab by id, merge id triples)
 // straight from the token strings of tokenizer.json, so the JS side only has to hand
-// over a few flat buffers instead of converting 128 k tokens and merges itself.
+// over a few flat buffers (or the file bytes, see model_json.h) instead of converting
+// 128 k tokens and merges itself.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <vector>
 
 #include "encoder.h"
 
 namespace promptenc {
 
-/// UTF-16 lengths mark where each string ends inside one UTF-8 buffer made by
-/// `strings.join('\0')` in JS (the NUL separator keeps a lone surrogate at the end of
-/// one string from pairing with the next; lone surrogates arrive as U+FFFD).
+constexpr uint32_t kSplitOnSpace = 0xFFFFFFFFu;
+
+/// The vocab keys and merges as UTF-8 with byte spans; what buildModel reads.
+struct ModelStrings {
+  const uint8_t* keyBytes = nullptr;
+  const uint32_t* keySpans = nullptr;  // [start, end) into keyBytes, two entries per key
+  const uint32_t* ids = nullptr;       // model.vocab[key], same order
+  size_t keyCount = 0;
+  const uint8_t* mergeBytes = nullptr;
+  // Four entries per merge: [a0, a1) and [b0, b1) into mergeBytes for the [a, b] form, or
+  // [s0, s1), kSplitOnSpace, 0 for the "a b" string form, split on its one space here.
+  // Strings starting with "#version" are skipped (no rank), as HF does.
+  const uint32_t* mergeSpans = nullptr;
+  size_t mergeCount = 0;
+  /// Throw DuplicateVocabEntry when two keys are equal or two keys share an id, instead
+  /// of letting the later one win. Set when the input order is the file's order and not
+  /// JS object key order (which is what "later" means for a parsed vocab).
+  bool rejectDuplicates = false;
+};
+
+/// See ModelStrings::rejectDuplicates: the caller rebuilds from the JSON.parse result.
+struct DuplicateVocabEntry : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Fills spec.vocabBytes / vocabOffsets / vocabEncodable / mergeTriples. When two keys
+/// share an id the later one names it (as a JS loop over the entries would). Throws
+/// std::invalid_argument with a `model.merges[rank]: …` message for a bad merge.
+void buildModel(const ModelStrings& in, EncoderSpec& spec);
+
+/// The form native.ts sends for a parsed JSON object: UTF-16 lengths mark where each
+/// string ends inside one UTF-8 buffer made by `strings.join('\0')` in JS (the NUL
+/// separator keeps a lone surrogate at the end of one string from pairing with the
+/// next; lone surrogates arrive as U+FFFD).
 struct StringModelInput {
   const uint8_t* keys = nullptr;  // model.vocab keys joined with '\0', as UTF-8
   size_t keysSize = 0;
@@ -21,15 +55,12 @@ struct StringModelInput {
   const uint8_t* merges = nullptr;  // merge strings / parts joined with '\0', as UTF-8
   size_t mergesSize = 0;
   // Two entries per merge: (len "a b", kSplitOnSpace) for the string form, or
-  // (len a, len b) for the [a, b] form. Strings starting with "#version" are skipped.
+  // (len a, len b) for the [a, b] form.
   const uint32_t* mergeLens = nullptr;
   size_t mergeCount = 0;
 };
-constexpr uint32_t kSplitOnSpace = 0xFFFFFFFFu;
 
-/// Fills spec.vocabBytes / vocabOffsets / vocabEncodable / mergeTriples. When two keys
-/// share an id the later one names it (as a JS loop over the entries would). Throws
-/// std::invalid_argument with a `model.merges[rank]: …` message for a bad merge.
+/// Converts the joined form to byte spans (checking lengths and separators), then buildModel.
 void buildModelFromStrings(const StringModelInput& in, EncoderSpec& spec);
 
 }  // namespace promptenc

@@ -1,7 +1,16 @@
-import { Tokenizer } from '@huggingface/tokenizers';
+import { createRequire } from 'node:module';
+import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
 import { badVocabId, isTokenId } from '../load.js';
 import type { Backend, BackendInit } from './types.js';
+
+// Loaded on first use, through its CommonJS build so that createJsBackend stays
+// synchronous (native.ts builds it lazily inside encode). Importing the library costs
+// 13-15 ms, which a load served by the native core no longer pays.
+let hfTokenizer: typeof HfTokenizer | undefined;
+function tokenizerClass(): typeof HfTokenizer {
+  return (hfTokenizer ??= (createRequire(import.meta.url)('@huggingface/tokenizers') as { Tokenizer: typeof HfTokenizer }).Tokenizer);
+}
 
 /**
  * The reference backend over @huggingface/tokenizers (pure JS). It is the fallback
@@ -15,7 +24,8 @@ export function createJsBackend(init: BackendInit): Backend {
       if (!isTokenId(id)) throw badVocabId(key, id);
     }
   }
-  let tokenizer: Tokenizer;
+  const Tokenizer = tokenizerClass();
+  let tokenizer: HfTokenizer;
   try {
     tokenizer = new Tokenizer(init.tokenizerJson, init.tokenizerConfig);
   } catch (err) {

@@ -1,9 +1,12 @@
 /**
  * The native backend: the only module that loads build/Release/promptenc.node.
  *
- * What crosses into C++ once per tokenizer: the vocab keys and the merge strings
- * as one UTF-8 buffer each plus Uint32Array lengths/ids (C++ maps ByteLevel chars
- * to bytes and resolves merges to ids), the added tokens as plain objects, and the
+ * What crosses into C++ once per tokenizer: the tokenizer.json bytes, from which the
+ * core reads model.vocab and model.merges itself (prescanTokenizerJson, called by
+ * load.ts; see native/core/model_json.h) -- or, for a tokenizer given as a parsed
+ * object or a file the scanner declines, the vocab keys and the merge strings as one
+ * UTF-8 buffer each plus Uint32Array lengths/ids. C++ maps ByteLevel chars to bytes
+ * and resolves merges to ids. Also the added tokens as plain objects, and the
  * pre-tokenizer / normalizer as enums. Regex strings never cross: a tokenizer
  * whose pre-tokenizer is not one of the recognised families is reported as
  * unsupported (nativeUnsupportedReason) and served by the JS backend.
@@ -21,7 +24,7 @@ import { PromptencError } from '../errors.js';
 import { CL100K_REGEX, DEEPSEEK_V3_REGEXES, O200K_REGEX, QWEN2_REGEX } from '../families.js';
 import { badVocabId, isTokenId } from '../load.js';
 import { createJsBackend } from './js.js';
-import type { AddedTokenSpec, Backend, BackendInit, TokenizerJson } from './types.js';
+import type { AddedTokenSpec, Backend, BackendInit, PrescannedModel, TokenizerJson } from './types.js';
 
 /** Mirrors promptenc::PreTokenizerKind in native/core/pretokenizer.h. */
 const enum PreTokenizerKind {
@@ -49,9 +52,15 @@ interface NativeEncoder {
 }
 interface NativeAddon {
   Encoder: new (spec: NativeSpec) => NativeEncoder;
+  /** model.vocab / model.merges read from tokenizer.json bytes, or why the file is left to JSON.parse */
+  scanModelJson(bytes: Uint8Array): Omit<PrescannedModel, 'unique'> | string;
+  /** frees a scan that no Encoder will consume */
+  releaseModel(model: unknown): void;
   abiVersion: number;
 }
-interface NativeSpec {
+type ModelSpec = { model: unknown } | ModelBuffers;
+type NativeSpec = ModelSpec & SpecRest;
+interface ModelBuffers {
   /** model.vocab keys joined with '\0', UTF-8 */
   vocabKeys: Uint8Array;
   /** UTF-16 length of each key */
@@ -62,6 +71,8 @@ interface NativeSpec {
   mergeText: Uint8Array;
   /** two per merge: (len, 0xFFFFFFFF) for "a b", (len a, len b) for [a, b] */
   mergeLens: Uint32Array;
+}
+interface SpecRest {
   added: Array<AddedTokenSpec & { pattern: string }>;
   preTokenizer: PreTokenizerKind;
   normalizer: NormalizerKind;
@@ -168,11 +179,12 @@ function recogniseNormalizer(n: unknown): NormalizerKind | string {
   return `normalizer "${typeName(n)}" is not supported`;
 }
 
-function recognise(json: TokenizerJson): Recognised | string {
+/** `prescanned`: model.vocab is an object and model.merges an array (not read: they are lazy). */
+function recognise(json: TokenizerJson, prescanned = false): Recognised | string {
   const model = json.model as Obj | undefined;
   if (!isObj(model)) return 'model is missing';
   if (model.type !== undefined && model.type !== 'BPE') return `model.type "${String(model.type)}" is not supported`;
-  if (!isObj(model.vocab) || !Array.isArray(model.merges)) return 'model.vocab / model.merges missing';
+  if (!prescanned && (!isObj(model.vocab) || !Array.isArray(model.merges))) return 'model.vocab / model.merges missing';
   if (model.byte_fallback === true) return 'model.byte_fallback is not supported';
   if (model.dropout !== null && model.dropout !== undefined && model.dropout !== 0) return 'model.dropout is not supported';
   if (typeof model.continuing_subword_prefix === 'string' && model.continuing_subword_prefix !== '')
@@ -222,7 +234,7 @@ const invalid = (msg: string) => new PromptencError('E_TOKENIZER_INVALID', msg);
  * JS only walks the keys and merges once each (no per-token objects): this is what
  * keeps a 128 k-token / 127 k-merge load in the tens of ms.
  */
-function buildModelBuffers(model: Obj): Pick<NativeSpec, 'vocabKeys' | 'vocabKeyLens' | 'vocabIds' | 'mergeText' | 'mergeLens'> {
+function buildModelBuffers(model: Obj): ModelBuffers {
   const vocab = model.vocab as Record<string, number>;
   // Object.keys + one keyed load per key: Object.values / Object.entries on this
   // dictionary-mode object cost 2-3x more (measured, see native/README.md).
@@ -270,7 +282,7 @@ function buildModelBuffers(model: Obj): Pick<NativeSpec, 'vocabKeys' | 'vocabKey
   return { vocabKeys, vocabKeyLens, vocabIds, mergeText: Buffer.from(text, 'utf8'), mergeLens };
 }
 
-function buildSpec(json: TokenizerJson, r: Recognised): NativeSpec {
+function buildSpec(json: TokenizerJson, r: Recognised, modelSpec: ModelSpec): NativeSpec {
   const model = json.model as Obj;
   const added = (json.added_tokens ?? []).map((t) => ({
     id: t.id,
@@ -283,7 +295,7 @@ function buildSpec(json: TokenizerJson, r: Recognised): NativeSpec {
     normalized: !!t.normalized,
   }));
   return {
-    ...buildModelBuffers(model),
+    ...modelSpec,
     added,
     preTokenizer: r.preTokenizer,
     normalizer: r.normalizer,
@@ -302,22 +314,56 @@ function unavailable(error: string | undefined, path: string): PromptencError {
   );
 }
 
+/**
+ * model.vocab / model.merges of tokenizer.json read by the core from the file bytes, for
+ * load.ts; undefined when the addon is not available or the scanner declines the file
+ * (then JSON.parse reads it, and reports what is wrong with it).
+ */
+export function prescanTokenizerJson(bytes: Uint8Array): PrescannedModel | undefined {
+  const addon = loadAddon().addon;
+  if (!addon || typeof addon.scanModelJson !== 'function') return undefined;
+  const r = addon.scanModelJson(bytes);
+  return typeof r === 'string' ? undefined : { ...r };
+}
+
 /** Builds the native backend; throws E_NATIVE_UNSUPPORTED or E_NATIVE_UNAVAILABLE. */
 export function createNativeBackend(init: BackendInit): Backend {
-  const r = recognise(init.tokenizerJson);
+  // A prescanned model is consumed by the first Encoder built from it.
+  const pre = init.prescanned && init.prescanned.unique === undefined ? init.prescanned : undefined;
+  const r = recognise(init.tokenizerJson, pre !== undefined);
   if (typeof r === 'string') {
+    if (pre) {
+      // The JS backend will serve this file: free the scan now (≈ 20 MB for gemma3).
+      pre.unique = false;
+      loadAddon().addon?.releaseModel?.(pre.model);
+    }
     throw new PromptencError('E_NATIVE_UNSUPPORTED', `The native core cannot reproduce this tokenizer exactly: ${r}`);
   }
   const status = loadAddon();
   if (!status.addon) throw unavailable(status.error, status.path);
-  const spec = buildSpec(init.tokenizerJson, r);
-  let core: NativeEncoder;
-  try {
-    core = new status.addon.Encoder(spec);
-  } catch (err) {
-    const code = (err as { code?: string }).code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE';
-    throw new PromptencError(code, `native encoder construction failed: ${(err as Error).message}`, { cause: err });
+  const Encoder = status.addon.Encoder;
+  const construct = (model: ModelSpec): NativeEncoder => {
+    try {
+      return new Encoder(buildSpec(init.tokenizerJson, r, model));
+    } catch (err) {
+      if ((err as { code?: string }).code === 'E_NATIVE_RETRY') throw err;
+      const code = (err as { code?: string }).code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE';
+      throw new PromptencError(code, `native encoder construction failed: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  let core: NativeEncoder | undefined;
+  if (pre) {
+    pre.unique = false; // consumed, whatever happens next
+    try {
+      core = construct({ model: pre.model });
+      pre.unique = true;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'E_NATIVE_RETRY') throw err;
+      // Two equal keys or a shared id: which one wins follows JS object key order, so the
+      // vocab is rebuilt from the JSON.parse result (the lazy model.vocab).
+    }
   }
+  core ??= construct(buildModelBuffers(init.tokenizerJson.model as Obj));
 
   const nfc = r.normalizer === NormalizerKind.Nfc;
   let js: Backend | undefined;

@@ -33,11 +33,36 @@ export interface TokenizerJson {
   [key: string]: unknown;
 }
 
+/**
+ * model.vocab / model.merges as the native core read them from the file bytes
+ * (native.ts prescanTokenizerJson). `model` is an opaque handle that one native Encoder
+ * consumes; ids / keyLengths (UTF-16) are per key, in file order.
+ */
+export interface PrescannedModel {
+  readonly model: unknown;
+  readonly ids: Uint32Array;
+  readonly keyLengths: Uint32Array;
+  /** Byte ranges of the two values in the file. */
+  readonly vocab: readonly [number, number];
+  readonly merges: readonly [number, number];
+  /**
+   * Set by the native backend when it consumes `model`: true once an Encoder was built
+   * from it (the build found no two equal keys and no shared id, so ids / keyLengths
+   * describe the vocab exactly), false when the build failed or was redone from the parsed vocab.
+   */
+  unique?: boolean;
+}
+
 /** What a backend needs to build itself. Both files are already parsed and validated. */
 export interface BackendInit {
+  /**
+   * With `prescanned`, model.vocab and model.merges of this object are lazy: the first
+   * read JSON.parses the whole file (the JS backend, rare fallbacks).
+   */
   tokenizerJson: TokenizerJson;
   /** tokenizer_config.json, or {} when absent. */
   tokenizerConfig: Record<string, unknown>;
+  prescanned?: PrescannedModel;
 }
 
 export interface Backend {

@@ -370,10 +370,16 @@ const LOADERS: Record<EngineName, (ctx: LoadContext) => Promise<EngineSlot>> = {
 
 /**
  * Load the requested engines in order (promptenc first). A failure to load is a `missing`
- * entry with the reason; it never aborts the run.
+ * entry with the reason; it never aborts the run. `afterContext` runs between reading the
+ * context and the first engine (load-time.mjs collects the context's garbage there).
  */
-export async function loadEngines(source: string, names: readonly EngineName[] = ENGINE_NAMES): Promise<{ context: LoadContext; slots: EngineSlot[] }> {
+export async function loadEngines(
+  source: string,
+  names: readonly EngineName[] = ENGINE_NAMES,
+  opts: { afterContext?: () => void } = {},
+): Promise<{ context: LoadContext; slots: EngineSlot[] }> {
   const context = await loadContext(source);
+  opts.afterContext?.();
   const slots: EngineSlot[] = [];
   for (const name of names) {
     try {

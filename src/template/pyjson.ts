@@ -1,4 +1,4 @@
-import { Environment } from '@huggingface/jinja';
+import { jinja } from './jinja.js';
 
 /**
  * Python `json` semantics for chat templates, where @huggingface/jinja follows JS:
@@ -13,21 +13,28 @@ import { Environment } from '@huggingface/jinja';
 type RV = { type: string; value: unknown; toString(): string };
 type RVCtor = new (value: unknown) => RV;
 
-// The runtime value classes are not exported; take them from values the library builds.
-const probe = new Environment();
-const ctor = (name: string, v: unknown) => (probe.set(name, v) as unknown as { constructor: RVCtor }).constructor;
-const Rt = {
-  Float: ctor('f', 1.5),
-  Integer: ctor('i', 1),
-  String: ctor('s', ''),
-  Boolean: ctor('b', true),
-  Null: ctor('n', null),
-  Array: ctor('a', []),
-  Object: ctor('o', {}),
-};
+// The runtime value classes are not exported; take them from values the library builds
+// (on first use: see jinja.ts).
+let runtimeClasses: Record<'Float' | 'Integer' | 'String' | 'Boolean' | 'Null' | 'Array' | 'Object', RVCtor> | undefined;
+function rt(): NonNullable<typeof runtimeClasses> {
+  if (!runtimeClasses) {
+    const probe = new (jinja().Environment)();
+    const ctor = (name: string, v: unknown) => (probe.set(name, v) as unknown as { constructor: RVCtor }).constructor;
+    runtimeClasses = {
+      Float: ctor('f', 1.5),
+      Integer: ctor('i', 1),
+      String: ctor('s', ''),
+      Boolean: ctor('b', true),
+      Null: ctor('n', null),
+      Array: ctor('a', []),
+      Object: ctor('o', {}),
+    };
+  }
+  return runtimeClasses;
+}
 
 export function makeStringValue(s: string): RV {
-  return new Rt.String(s);
+  return new (rt().String)(s);
 }
 
 class JsonSyntaxError extends Error {}
@@ -63,7 +70,7 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
       ws();
       if (text[i] === '}') {
         i++;
-        return new Rt.Object(makeMap(entries));
+        return new (rt().Object)(makeMap(entries));
       }
       for (;;) {
         ws();
@@ -89,7 +96,7 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
         }
         fail();
       }
-      return new Rt.Object(top ? makeMap(entries) : new Map(entries));
+      return new (rt().Object)(top ? makeMap(entries) : new Map(entries));
     }
     if (c === '[') {
       i++;
@@ -97,7 +104,7 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
       ws();
       if (text[i] === ']') {
         i++;
-        return new Rt.Array(items);
+        return new (rt().Array)(items);
       }
       for (;;) {
         items.push(value(false));
@@ -112,18 +119,18 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
         }
         fail();
       }
-      return new Rt.Array(items);
+      return new (rt().Array)(items);
     }
     if (c === '"') {
       const s = str();
-      return new Rt.String(wrapText ? wrapText(s) : s);
+      return new (rt().String)(wrapText ? wrapText(s) : s);
     }
     const lit = /^-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
     if (lit) {
       i += lit[0].length;
       const n = Number(lit[0]);
-      if (lit[1] !== undefined || lit[2] !== undefined) return new Rt.Float(n);
-      const rv = new Rt.Integer(n);
+      if (lit[1] !== undefined || lit[2] !== undefined) return new (rt().Float)(n);
+      const rv = new (rt().Integer)(n);
       if (!Number.isSafeInteger(n)) {
         const exact = BigInt(lit[0]).toString();
         Object.defineProperty(rv, 'pyLiteral', { value: exact });
@@ -134,7 +141,7 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
     for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
-        return v === null ? new Rt.Null(null) : new Rt.Boolean(v);
+        return v === null ? new (rt().Null)(null) : new (rt().Boolean)(v);
       }
     }
     return fail();

@@ -1,4 +1,5 @@
-import { Environment, Interpreter, parse, tokenize } from '@huggingface/jinja';
+import type { Environment, Interpreter, parse } from '@huggingface/jinja';
+import { jinja } from './jinja.js';
 import { PromptencError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
 import { makeStringValue, parseArgumentsToRuntime, toPythonJson, type PyJsonOptions } from './pyjson.js';
@@ -269,6 +270,7 @@ export class ChatTemplate {
 
   constructor(readonly source: string) {
     try {
+      const { parse, tokenize } = jinja();
       this.program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
     } catch (err) {
       throw new PromptencError('E_TEMPLATE', `chat template does not parse: ${(err as Error).message}`, { cause: err });
@@ -276,7 +278,7 @@ export class ChatTemplate {
   }
 
   render(ctx: RenderContext): string {
-    const env = new Environment();
+    const env = new (jinja().Environment)();
     const now = ctx.now ?? (() => new Date());
     const globals: Record<string, unknown> = {
       false: false, true: true, none: null, False: false, True: true, None: null,
@@ -301,7 +303,7 @@ export class ChatTemplate {
       for (const [k, v] of Object.entries(vars)) env.set(k, v);
       const messagesValue = env.variables.get('messages') as RuntimeLike | undefined;
       if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts, ctx.wrap);
-      const interpreter = new Interpreter(env);
+      const interpreter = new (jinja().Interpreter)(env);
       pythonToJsonFilter(interpreter);
       const result = interpreter.run(this.program) as { value: unknown };
       return String(result.value);

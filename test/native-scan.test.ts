@@ -1,0 +1,233 @@
+/**
+ * The native read of tokenizer.json (native/core/model_json.cc): model.vocab and
+ * model.merges come from the file bytes, the rest from JSON.parse. Checks that every
+ * bundled model takes that path and matches the oracle, that JSON escapes decode exactly
+ * like JSON.parse, that duplicates follow JSON.parse (the last key wins), and that a
+ * malformed file is reported with E_TOKENIZER_INVALID naming the field, as before.
+ * Expected IDs come from the Rust oracle (test/helpers/oracle.ts).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTokenizer, PromptencError } from '../src/index.js';
+import { readTokenizerFiles } from '../src/load.js';
+import { byteLevelTokenLengths } from '../src/offsets.js';
+import { createNativeBackend, nativeAddonStatus, prescanTokenizerJson } from '../src/backend/native.js';
+import type { TokenizerJson } from '../src/backend/types.js';
+import { MODELS, oracleDecode, oracleEncode } from './helpers/oracle.js';
+
+const status = nativeAddonStatus();
+
+// GPT-2 bytes_to_unicode.
+const BYTE_CHARS: string[] = [];
+for (let b = 0, k = 0; b < 256; b++) {
+  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+  BYTE_CHARS.push(String.fromCodePoint(printable ? b : 256 + k++));
+}
+
+/** A JSON string literal with every non-ASCII-letter char as a \uXXXX escape. */
+const escaped = (s: string): string =>
+  '"' + Array.from(s, (ch) => Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('')).join('') + '"';
+
+/**
+ * A byte-level tokenizer.json as text, so tests control the exact bytes of the vocab and
+ * merges. `vocab` / `merges` are JSON text fragments (the members / items).
+ */
+function tokenizerText(vocab: string, merges: string, extra = '', addedId = 257): string {
+  // The added token's id follows the vocab: the oracle renumbers a non-contiguous one.
+  return `{
+  "version": "1.0", "truncation": null, "padding": null,
+  "added_tokens": [{"id": ${addedId}, "content": "<x>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+  "normalizer": null,
+  "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+  "post_processor": null,
+  "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+  "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null, "end_of_word_suffix": null,
+    "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+    "vocab": {${vocab}},
+    "merges": [${merges}]}${extra}
+}`;
+}
+
+/** The 256 byte chars as vocab members, each key written with \u escapes. */
+const BYTE_VOCAB = BYTE_CHARS.map((c, b) => `${escaped(c)}: ${b}`).join(', ');
+
+let dir: string;
+let n = 0;
+function writeModel(text: string): string {
+  const d = path.join(dir, `m${n++}`);
+  mkdirSync(d);
+  writeFileSync(path.join(d, 'tokenizer.json'), text);
+  return d;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'promptenc-scan-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function caught(p: Promise<unknown>): Promise<PromptencError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof PromptencError) return e;
+    throw new Error(`expected a PromptencError, got ${String(e)}`, { cause: e });
+  }
+  throw new Error('expected a PromptencError, nothing was thrown');
+}
+
+describe.skipIf(!status.available)('native read of tokenizer.json', () => {
+  const texts = ['Hello, world! 東京 🚀 naïve café', '  x = 42; // ok\n\n\tdef f():\n', 'e\u0301 \u212B ﬁ <x> abab'];
+
+  it.each(MODELS.map((m) => [m.name, m.path] as const))('%s takes the scan path and matches the oracle', async (name, file) => {
+    const files = await readTokenizerFiles(name, { scan: prescanTokenizerJson });
+    expect(files.prescanned).toBeDefined();
+    // model.vocab / model.merges are not parsed by this read.
+    expect(Object.getOwnPropertyDescriptor(files.tokenizerJson.model, 'vocab')?.get).toBeTypeOf('function');
+    const tok = await loadTokenizer(name, { backend: 'native' });
+    expect(tok.backend).toBe('native');
+    for (const text of texts) {
+      const ids = tok.encode(text, { addSpecialTokens: false });
+      expect({ text, ids: Array.from(ids) }).toEqual({ text, ids: await oracleEncode(file, text, false) });
+      expect(tok.decode(ids)).toBe(await oracleDecode(file, ids, false));
+    }
+  });
+
+  it.each(MODELS.map((m) => [m.name, m.path] as const))('%s: token lengths from the scan equal those of the parsed vocab', async (name, file) => {
+    const files = await readTokenizerFiles(name, { scan: prescanTokenizerJson });
+    createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
+    expect(files.prescanned?.unique).toBe(true);
+    const full = JSON.parse(readFileSync(file, 'utf8')) as TokenizerJson;
+    expect(byteLevelTokenLengths(files.tokenizerJson, files.prescanned)).toEqual(byteLevelTokenLengths(full));
+  });
+
+  it('the lazy model.vocab of a scanned file is the parsed one (JS backend, NFC fallback)', async () => {
+    const qwen = MODELS.find((m) => m.name === 'qwen3')!;
+    const tok = await loadTokenizer('qwen3', { backend: 'native' });
+    // Not NFC: this call is delegated to a JS backend built from the lazy vocab.
+    const text = 'Cafe\u0301 A\u030A x\u0301y';
+    expect(Array.from(tok.encode(text, { addSpecialTokens: false }))).toEqual(await oracleEncode(qwen.path, text, false));
+    const files = await readTokenizerFiles('qwen3', { scan: prescanTokenizerJson });
+    const full = JSON.parse(readFileSync(qwen.path, 'utf8')) as TokenizerJson;
+    expect(files.tokenizerJson.model.merges).toEqual(full.model.merges);
+    expect(files.tokenizerJson.model.vocab).toEqual(full.model.vocab);
+  });
+
+  it('decodes \\u escapes, surrogate pairs and short escapes in keys and merges exactly like JSON.parse', async () => {
+    // Every key is escaped; extra keys hold the short escapes and chars outside the ByteLevel
+    // alphabet (never produced by encode, but decodable).
+    const extra = [
+      [escaped('ĠĠ'), 300],
+      [escaped('ĠĠĠĠ'), 301],
+      [escaped('ab'), 302],
+      [escaped('Ġab'), 303],
+      ['"\\ud83d\\ude80x"', 304], // a surrogate pair: 🚀x
+      ['"q\\"\\\\\\/\\b\\f\\n\\r\\t"', 305],
+      ['"東京"', 306],
+      ['"\\u6771\\u4eac!"', 307],
+    ] as const;
+    const vocab = `${BYTE_VOCAB}, ${extra.map(([k, v]) => `${k}: ${v}`).join(', ')}`;
+    const merges = [`${escaped('Ġ Ġ')}`, `"\\u0120\\u0120 \\u0120\\u0120"`, `"a \\u0062"`, `"\\u0120 ab"`].join(', ');
+    const d = writeModel(tokenizerText(vocab, merges, '', 308));
+    const file = path.join(d, 'tokenizer.json');
+    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
+    expect(files.prescanned).toBeDefined();
+    const native = await loadTokenizer(d, { backend: 'native' });
+    const js = await loadTokenizer(d, { backend: 'js' });
+    for (const text of ['ab  ab    x ab', 'q"\\/\b\f\n\r\t 東京! 🚀x', '        ']) {
+      const expected = await oracleEncode(file, text, false);
+      expect({ text, ids: Array.from(native.encode(text, { addSpecialTokens: false })) }).toEqual({ text, ids: expected });
+      expect(Array.from(js.encode(text, { addSpecialTokens: false }))).toEqual(expected);
+    }
+    const ids = [304, 305, 306, 307, 302, 303];
+    // (Not compared with the JS backend: @huggingface/tokenizers decodes chars outside the
+    // ByteLevel alphabet differently from the oracle, with or without this change.)
+    expect(native.decode(ids)).toBe(await oracleDecode(file, ids, false));
+  });
+
+  it('a lone surrogate escape in a key loads like the parsed-object path', async () => {
+    const vocab = `${BYTE_VOCAB}, "ab": 256, "\\ud800z": 257, "y\\udc00": 258`;
+    const d = writeModel(tokenizerText(vocab, '"a b"', '', 259));
+    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
+    expect(files.prescanned).toBeDefined();
+    const scanned = createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
+    expect(files.prescanned?.unique).toBe(true);
+    const parsed = createNativeBackend({ tokenizerJson: JSON.parse(readFileSync(path.join(d, 'tokenizer.json'), 'utf8')), tokenizerConfig: {} });
+    const all = new Uint32Array([256, 257, 258, 97]);
+    expect(scanned.decode(all, false)).toBe(parsed.decode(all, false));
+    expect(Array.from(scanned.encode('abab z'))).toEqual(Array.from(parsed.encode('abab z')));
+  });
+
+  it('duplicate keys: the last one wins, as in JSON.parse and the oracle', async () => {
+    const vocab = `${BYTE_VOCAB}, "ab": 256, "abab": 257, "ab": 258`;
+    const d = writeModel(tokenizerText(vocab, '"a b", "ab ab"', '', 259));
+    const file = path.join(d, 'tokenizer.json');
+    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
+    createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
+    // The build saw the duplicate and was redone from the parsed vocab.
+    expect(files.prescanned?.unique).toBe(false);
+    const tok = await loadTokenizer(d, { backend: 'native' });
+    for (const text of ['ab abab ababab', 'xab']) {
+      expect({ text, ids: Array.from(tok.encode(text, { addSpecialTokens: false })) }).toEqual({ text, ids: await oracleEncode(file, text, false) });
+    }
+  });
+
+  it('duplicate ids: same encoding and decoding as the parsed-object path', async () => {
+    const vocab = `${BYTE_VOCAB}, "ab": 256, "ba": 256, "abc": 257`;
+    const d = writeModel(tokenizerText(vocab, '"a b", "ab c"', '', 258));
+    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
+    const scanned = createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
+    expect(files.prescanned?.unique).toBe(false);
+    const parsed = createNativeBackend({ tokenizerJson: JSON.parse(readFileSync(path.join(d, 'tokenizer.json'), 'utf8')), tokenizerConfig: {} });
+    expect(Array.from(scanned.encode('abc ab ba'))).toEqual(Array.from(parsed.encode('abc ab ba')));
+    expect(scanned.decode(new Uint32Array([256, 257]), false)).toBe(parsed.decode(new Uint32Array([256, 257]), false));
+  });
+
+  // Malformed files: each must fail with E_TOKENIZER_INVALID and a message naming the
+  // problem, with backend 'native' and 'auto' (both read through the scanner).
+  const V = `${BYTE_VOCAB}, "ab": 256`;
+  const M = '"a b"';
+  const malformed: Array<[string, string, RegExp]> = [
+    ['missing colon in vocab', tokenizerText(`${V}, "x" 257`, M), /not valid JSON/],
+    ['trailing comma in vocab', tokenizerText(`${V},`, M), /not valid JSON/],
+    ['unterminated key', tokenizerText(`${V}, "x: 257`, M), /not valid JSON/],
+    ['bad escape in a key', tokenizerText(`${V}, "\\x": 257`, M), /not valid JSON/],
+    ['bad \\u escape in a key', tokenizerText(`${V}, "\\u12G4": 257`, M), /not valid JSON/],
+    ['raw newline in a key', tokenizerText(`${V}, "x\ny": 257`, M), /not valid JSON/],
+    ['leading zero id', tokenizerText(`${V}, "x": 0257`, M), /not valid JSON/],
+    ['id 1.5', tokenizerText(`${V}, "x": 1.5`, M), /model\.vocab\["x"\]: expected a non-negative integer id, received 1\.5/],
+    ['id -1', tokenizerText(`${V}, "x": -1`, M), /model\.vocab\["x"\]: expected a non-negative integer id/],
+    ['id a string', tokenizerText(`${V}, "x": "257"`, M), /model\.vocab\["x"\]: expected a non-negative integer id/],
+    ['id 2^31', tokenizerText(`${V}, "x": 2147483648`, M), /model\.vocab\["x"\]: expected a non-negative integer id/],
+    ['id null', tokenizerText(`${V}, "x": null`, M), /model\.vocab\["x"\]: expected a non-negative integer id, received null/],
+    ['vocab an array', tokenizerText(`${V}`, M).replace(`"vocab": {${V}}`, '"vocab": [1]'), /model\.vocab: expected an object mapping token to id for BPE/],
+    ['merge a number', tokenizerText(V, `${M}, 42`), /model\.merges\[1\]: expected "a b" or \["a", "b"\], received 42 of type number/],
+    ['merge without a space', tokenizerText(V, `${M}, "ab"`), /model\.merges\[1\]: expected "a b" or \["a", "b"\]/],
+    ['merge pair of one', tokenizerText(V, `${M}, ["a"]`), /model\.merges\[1\]: expected "a b" or \["a", "b"\], received an array of length 1/],
+    ['merge pair with a number', tokenizerText(V, `${M}, ["a", 1]`), /model\.merges\[1\]/],
+    ['missing comma in merges', tokenizerText(V, `${M} "a b"`), /not valid JSON/],
+    ['unterminated merges', tokenizerText(V, `${M}, "a b`), /not valid JSON/],
+    ['merge part not in the vocab', tokenizerText(V, `${M}, "a zz"`), /model\.merges\[1\]: right part "zz" is not in model\.vocab/],
+    ['bad JSON after the model', `${tokenizerText(V, M)} x`, /not valid JSON/],
+    ['bad JSON before the model', tokenizerText(V, M).replace('"padding": null,', '"padding": nul,'), /not valid JSON/],
+    ['a second model that is not an object', tokenizerText(V, M, ', "x": 1').replace(/\n}$/, ', "model": 5\n}'), /model: expected an object, received 5 of type number/],
+    ['added token without content', tokenizerText(V, M).replace('"content": "<x>", ', ''), /added_tokens\[0\]\.content/],
+  ];
+  it.each(malformed)('%s', async (_name, text, message) => {
+    const d = writeModel(text);
+    for (const backend of ['native', 'auto'] as const) {
+      const e = await caught(loadTokenizer(d, { backend }));
+      expect({ backend, code: e.code }).toEqual({ backend, code: 'E_TOKENIZER_INVALID' });
+      expect(e.message).toMatch(message);
+    }
+  });
+
+  it('the well-formed base of the malformed cases loads through the scanner', async () => {
+    const d = writeModel(tokenizerText(V, M));
+    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
+    expect(files.prescanned).toBeDefined();
+    const tok = await loadTokenizer(d, { backend: 'native' });
+    expect(Array.from(tok.encode('ab<x>b', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(d, 'tokenizer.json'), 'ab<x>b', false));
+  });
+});
