@@ -173,6 +173,15 @@ void MergeMap::build(const uint32_t* triples, size_t count) {
       h = (h + 1) & mask_;
     }
   }
+  size_t words = 1;
+  while (words * 64 < count * 8) words <<= 1;
+  filter_.assign(words, 0);
+  filterMask_ = words - 1;
+  for (size_t rank = 0; rank < count; rank++) {
+    const uint64_t key = (uint64_t(triples[rank * 3]) << 32) | triples[rank * 3 + 1];
+    const uint64_t f = key * 0xD6E8FEB86659FD93ull;
+    filter_[(f >> 20) & filterMask_] |= filterBits(f);
+  }
 }
 
 void RankQueue::reset(uint32_t rankCount) {
@@ -269,11 +278,20 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
     if (mergeTriples[i] >= vocab) throw std::invalid_argument("merge refers to an id outside the vocab");
   vocab_.build(&bytes_, &offsets_, encodable);
   merges_.build(mergeTriples, mergeCount);
-  newIdByRank_.resize(mergeCount);
-  for (size_t r = 0; r < mergeCount; r++) newIdByRank_[r] = mergeTriples[r * 3 + 2];
+  mergeByRank_.resize(mergeCount);
+  for (size_t r = 0; r < mergeCount; r++)
+    mergeByRank_[r] = RankedMerge{mergeTriples[r * 3], mergeTriples[r * 3 + 1], mergeTriples[r * 3 + 2]};
   for (int b = 0; b < 256; b++) {
     uint8_t c = uint8_t(b);
     byteToId_[b] = vocab_.find(&c, 1);
+  }
+  bytePairRank_.assign(256 * 256, kNoId);
+  for (int a = 0; a < 256; a++) {
+    if (byteToId_[a] == kNoId) continue;
+    for (int b = 0; b < 256; b++) {
+      if (byteToId_[b] == kNoId) continue;
+      if (const MergeMap::Entry* m = merges_.find(byteToId_[a], byteToId_[b])) bytePairRank_[a * 256 + b] = m->rank;
+    }
   }
 }
 
@@ -309,59 +327,73 @@ void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out,
   // merge_word: one symbol per byte-level char (= per byte); bytes missing from the
   // vocab are dropped (unk_token is null for every supported model).
   auto& sym = scratch.symbols;
-  sym.clear();
+  sym.resize(n);
+  int32_t count = 0;
   for (size_t i = 0; i < n; i++) {
-    uint32_t id = byteToId_[p[i]];
+    const uint32_t id = byteToId_[p[i]];
     if (id == kNoId) continue;
-    int32_t idx = int32_t(sym.size());
-    sym.push_back({id, idx - 1, idx + 1, 1});
+    sym[count] = BpeScratch::Symbol{id, count - 1, count + 1};
+    count++;
   }
-  if (sym.empty()) return;
-  sym.back().next = -1;
-  const int32_t count = int32_t(sym.size());
+  if (count == 0) return;
+  sym[count - 1].next = -1;
+  sym.resize(size_t(count));
 
   if (size_t(count) >= queueMinSymbols_) {
-    scratch.queue.reset(uint32_t(newIdByRank_.size()));
-    mergeAll(scratch, scratch.queue);
+    scratch.queue.reset(uint32_t(mergeByRank_.size()));
+    mergeAll(p, n, scratch, scratch.queue);
   } else {
     scratch.heap.clear();
     HeapQueue heap{scratch.heap};
-    mergeAll(scratch, heap);
+    mergeAll(p, n, scratch, heap);
   }
-  for (int32_t i = 0; i != -1 && i < count; i = sym[i].next) out.push_back(sym[i].id);
+  for (int32_t i = 0; i != -1; i = sym[i].next) out.push_back(sym[i].id);
 }
-
 
 // The merge loop of word.rs. Both queues pop the same (rank, pos) sequence (each
 // returns the minimum of the same multiset), so the result does not depend on Queue.
 // A rank identifies one merge: its new id is newIdByRank_[rank].
 template <class Queue>
-void BpeModel::mergeAll(BpeScratch& scratch, Queue& q) const {
+void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const {
   auto& sym = scratch.symbols;
   const int32_t count = int32_t(sym.size());
-  for (int32_t i = 0; i + 1 < count; i++) {
-    if (const MergeMap::Entry* m = merges_.find(sym[i].id, sym[i + 1].id)) q.push(m->rank, uint32_t(i));
+  // The initial pairs are the adjacent kept bytes: their ranks come from bytePairRank_.
+  {
+    int32_t i = -1;
+    uint32_t prevByte = 0;
+    for (size_t k = 0; k < n; k++) {
+      if (byteToId_[p[k]] == kNoId) continue;
+      if (i >= 0) {
+        const uint32_t r = bytePairRank_[prevByte * 256 + p[k]];
+        if (r != kNoId) q.push(r, uint32_t(i));
+      }
+      prevByte = p[k];
+      i++;
+    }
   }
   while (!q.empty()) {
     const uint64_t top = q.pop();
-    const uint32_t topPos = uint32_t(top), topNewId = newIdByRank_[top >> 32];
+    const uint32_t topPos = uint32_t(top);
+    const RankedMerge& m = mergeByRank_[top >> 32];
     BpeScratch::Symbol& cur = sym[topPos];
-    if (cur.len == 0 || cur.next == -1) continue;
+    if (cur.id == kNoId || cur.next == -1) continue;
     const int32_t nextPos = cur.next;
     const BpeScratch::Symbol right = sym[nextPos];
-    // Stale entry: the pair now at `pos` must still merge into the same id.
-    const MergeMap::Entry* now = merges_.find(cur.id, right.id);
-    if (!now || now->newId != topNewId) continue;
-    cur.id = topNewId;
-    cur.len += right.len;
+    // Stale entry: the pair now at `pos` must still merge into the same id. When the
+    // pair is still the one this rank merges, the lookup would return this very rank.
+    if (cur.id != m.left || right.id != m.right) {
+      const MergeMap::Entry* now = merges_.find(cur.id, right.id);
+      if (!now || now->newId != m.newId) continue;
+    }
+    cur.id = m.newId;
     cur.next = right.next;
-    sym[nextPos].len = 0;
+    sym[nextPos].id = kNoId;
     if (right.next > -1 && right.next < count) sym[right.next].prev = int32_t(topPos);
     if (cur.prev >= 0) {
-      if (const MergeMap::Entry* m = merges_.find(sym[cur.prev].id, cur.id)) q.push(m->rank, uint32_t(cur.prev));
+      if (const MergeMap::Entry* e = merges_.findFiltered(sym[cur.prev].id, cur.id)) q.push(e->rank, uint32_t(cur.prev));
     }
     if (cur.next > -1 && cur.next < count) {
-      if (const MergeMap::Entry* m = merges_.find(cur.id, sym[cur.next].id)) q.push(m->rank, topPos);
+      if (const MergeMap::Entry* e = merges_.findFiltered(cur.id, sym[cur.next].id)) q.push(e->rank, topPos);
     }
   }
 }

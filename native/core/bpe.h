@@ -106,6 +106,17 @@ class MergeMap {
     uint32_t newId;
   };
   void build(const uint32_t* triples, size_t count);
+  /// find() behind a blocked Bloom filter (3 bits in one 64-bit word, ~8 bits per
+  /// merge: a few hundred KB that stay in L2). Most neighbour pairs tested in the
+  /// merge loop are not merges; the filter answers those without touching the table,
+  /// whose random probes miss the cache.
+  const Entry* findFiltered(uint32_t left, uint32_t right) const {
+    const uint64_t key = (uint64_t(left) << 32) | right;
+    const uint64_t f = key * 0xD6E8FEB86659FD93ull;
+    const uint64_t want = filterBits(f);
+    if ((filter_[(f >> 20) & filterMask_] & want) != want) return nullptr;
+    return find(left, right);
+  }
   const Entry* find(uint32_t left, uint32_t right) const {
     const uint64_t key = (uint64_t(left) << 32) | right;
     uint64_t h = mix(key) & mask_;
@@ -125,8 +136,13 @@ class MergeMap {
     k ^= k >> 29;
     return k;
   }
+  static uint64_t filterBits(uint64_t f) {
+    return (uint64_t(1) << (f >> 58)) | (uint64_t(1) << ((f >> 52) & 63)) | (uint64_t(1) << ((f >> 46) & 63));
+  }
   HugeVector<Entry> slots_;
   uint64_t mask_ = 0;
+  HugeVector<uint64_t> filter_;
+  uint64_t filterMask_ = 0;
 };
 
 /// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
@@ -220,12 +236,11 @@ class RankQueue {
 /// Reusable per-call scratch space for BpeModel::encodeWord.
 struct BpeScratch {
   struct Symbol {
-    uint32_t id;
+    uint32_t id;  // kNoId = merged away (the right part of a merge)
     int32_t prev;
     int32_t next;
-    uint32_t len;  // 0 = merged away
   };
-  std::vector<Symbol> symbols;
+  HugeVector<Symbol> symbols;
   std::vector<uint64_t> heap;  // ~(rank << 32 | pos)
   RankQueue queue;             // long pieces
   WordCache cache;
@@ -261,12 +276,18 @@ class BpeModel {
 
  private:
   template <class Queue>
-  void mergeAll(BpeScratch& scratch, Queue& q) const;
+  void mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const;
   HugeVector<uint8_t> bytes_;
   HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;
   MergeMap merges_;
-  HugeVector<uint32_t> newIdByRank_;
+  struct RankedMerge {
+    uint32_t left, right, newId;
+  };
+  HugeVector<RankedMerge> mergeByRank_;  // the triple of each rank
+  // Rank of the merge (byteToId_[a], byteToId_[b]) at a * 256 + b, or kNoId. Every
+  // initial pair of a piece is a byte pair, so the first fill needs no hash probe.
+  HugeVector<uint32_t> bytePairRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
   size_t queueMinSymbols_ = kDefaultQueueMinSymbols;
