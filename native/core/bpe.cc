@@ -67,7 +67,10 @@ void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint
       // Two ids with the same bytes cannot happen for encodable tokens (the
       // ByteLevel alphabet is a bijection), but keep the first like a map would.
       const uint32_t cb = (*offsets)[cur], ce = (*offsets)[cur + 1];
-      if (ce - cb == e - b && std::memcmp(bytes->data() + cb, bytes->data() + b, e - b) == 0) break;
+      if (ce - cb == e - b && std::memcmp(bytes->data() + cb, bytes->data() + b, e - b) == 0) {
+        duplicates_ = true;
+        break;
+      }
       h = (h + 1) & mask_;
     }
   }
@@ -163,7 +166,7 @@ void MergeMap::build(const uint32_t* triples, size_t count) {
   for (size_t rank = 0; rank < count; rank++) {
     const uint32_t left = triples[rank * 3], right = triples[rank * 3 + 1], newId = triples[rank * 3 + 2];
     const uint64_t key = (uint64_t(left) << 32) | right;
-    uint64_t h = mix(key) & mask_;
+    uint64_t h = slotOf(left, right);
     for (;;) {
       Entry& e = slots_[h];
       if (e.key == kEmpty || e.key == key) {
@@ -185,17 +188,51 @@ void MergeMap::build(const uint32_t* triples, size_t count) {
 }
 
 void RankQueue::reset(uint32_t rankCount) {
-  if (head_.size() != rankCount) {
-    head_.assign(rankCount, kNil);
-    tail_.assign(rankCount, kNil);
+  if (listOf_.size() != rankCount) {
+    listOf_.assign(rankCount, kNil);
     bits0_.assign((size_t(rankCount) + 63) / 64, 0);
     bits1_.assign((bits0_.size() + 63) / 64 + 1, 0);
   }
-  // A drained queue leaves every list empty and every bit clear: nothing to reset.
-  pool_.clear();
-  free_ = kNil;
+  // A drained queue has closed every array and cleared every bit: nothing else to reset.
   minRank_ = kNone;
   overflow_.clear();
+}
+
+uint32_t RankQueue::openList(uint32_t rank) {
+  uint32_t li;
+  if (!freeLists_.empty()) {
+    li = freeLists_.back();
+    freeLists_.pop_back();
+  } else {
+    li = uint32_t(lists_.size());
+    lists_.emplace_back();
+  }
+  listOf_[rank] = li;
+  setBit(rank);
+  if (rank < minRank_) minRank_ = rank;
+  return li;
+}
+
+void RankQueue::closeList(uint32_t rank) {
+  const uint32_t li = listOf_[rank];
+  lists_[li].pos.clear();
+  lists_[li].head = 0;
+  freeLists_.push_back(li);
+  listOf_[rank] = kNil;
+  clearBit(rank);
+  if (rank == minRank_) minRank_ = findMinFrom(rank);
+}
+
+void RankQueue::pushOverflow(uint32_t rank, uint32_t pos) {
+  overflow_.push_back(~((uint64_t(rank) << 32) | pos));
+  std::push_heap(overflow_.begin(), overflow_.end());
+}
+
+uint64_t RankQueue::popOverflow() {
+  const uint64_t k = ~overflow_.front();
+  std::pop_heap(overflow_.begin(), overflow_.end());
+  overflow_.pop_back();
+  return k;
 }
 
 uint32_t RankQueue::findMinFrom(uint32_t rank) const {
@@ -216,56 +253,6 @@ uint32_t RankQueue::findMinFrom(uint32_t rank) const {
   return uint32_t(nw0 * 64 + __builtin_ctzll(bits0_[nw0]));
 }
 
-void RankQueue::push(uint32_t rank, uint32_t pos) {
-  const uint32_t t = tail_[rank];
-  if (t != kNil && pool_[t].pos > pos) {
-    // Out of order for this rank's list: the heap keeps it.
-    overflow_.push_back(~((uint64_t(rank) << 32) | pos));
-    std::push_heap(overflow_.begin(), overflow_.end());
-    return;
-  }
-  uint32_t node;
-  if (free_ != kNil) {
-    node = free_;
-    free_ = pool_[node].next;
-    pool_[node] = Node{pos, kNil};
-  } else {
-    node = uint32_t(pool_.size());
-    pool_.push_back(Node{pos, kNil});
-  }
-  if (t == kNil) {
-    head_[rank] = node;
-    setBit(rank);
-    if (rank < minRank_) minRank_ = rank;
-  } else {
-    pool_[t].next = node;
-  }
-  tail_[rank] = node;
-}
-
-uint64_t RankQueue::pop() {
-  uint64_t listKey = ~uint64_t(0);
-  if (minRank_ != kNone) listKey = (uint64_t(minRank_) << 32) | pool_[head_[minRank_]].pos;
-  if (!overflow_.empty() && ~overflow_.front() < listKey) {
-    const uint64_t k = ~overflow_.front();
-    std::pop_heap(overflow_.begin(), overflow_.end());
-    overflow_.pop_back();
-    return k;
-  }
-  const uint32_t r = minRank_;
-  const uint32_t node = head_[r];
-  const uint32_t next = pool_[node].next;
-  pool_[node].next = free_;
-  free_ = node;
-  head_[r] = next;
-  if (next == kNil) {
-    tail_[r] = kNil;
-    clearBit(r);
-    minRank_ = findMinFrom(r);
-  }
-  return listKey;
-}
-
 BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, const std::vector<uint8_t>& encodable,
                    const uint32_t* mergeTriples, size_t mergeCount, bool ignoreMerges)
     : bytes_(bytes.begin(), bytes.end()), offsets_(offsets.begin(), offsets.end()), ignoreMerges_(ignoreMerges) {
@@ -277,6 +264,7 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
   for (size_t i = 0; i < mergeCount * 3; i++)
     if (mergeTriples[i] >= vocab) throw std::invalid_argument("merge refers to an id outside the vocab");
   vocab_.build(&bytes_, &offsets_, encodable);
+  encodable_ = encodable;
   merges_.build(mergeTriples, mergeCount);
   mergeByRank_.resize(mergeCount);
   for (size_t r = 0; r < mergeCount; r++)
@@ -285,13 +273,15 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
     uint8_t c = uint8_t(b);
     byteToId_[b] = vocab_.find(&c, 1);
   }
+  // Straight from the merge list (ranks in order, so a repeated pair keeps its last rank,
+  // as in MergeMap): 64 K hash probes would cost more.
   bytePairRank_.assign(256 * 256, kNoId);
-  for (int a = 0; a < 256; a++) {
-    if (byteToId_[a] == kNoId) continue;
-    for (int b = 0; b < 256; b++) {
-      if (byteToId_[b] == kNoId) continue;
-      if (const MergeMap::Entry* m = merges_.find(byteToId_[a], byteToId_[b])) bytePairRank_[a * 256 + b] = m->rank;
-    }
+  std::vector<int16_t> byteOf(vocab, -1);
+  for (int b = 0; b < 256; b++)
+    if (byteToId_[b] != kNoId) byteOf[byteToId_[b]] = int16_t(b);
+  for (size_t r = 0; r < mergeCount; r++) {
+    const int a = byteOf[mergeTriples[r * 3]], b = byteOf[mergeTriples[r * 3 + 1]];
+    if (a >= 0 && b >= 0) bytePairRank_[a * 256 + b] = uint32_t(r);
   }
 }
 
@@ -323,7 +313,90 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
   if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }
 
+// Cut support (cutsExact_, crossMax_; see bpe.h), built on the first long piece: one pass
+// over the merges with random reads of the vocab bytes, which most callers never need.
+void BpeModel::initCuts() const {
+  bool exact = !vocab_.hasDuplicates();
+  for (int b = 0; b < 256; b++)
+    if (byteToId_[b] == kNoId) exact = false;
+  crossMax_.assign(256 * 256, 0);
+  const size_t mergeCount = mergeByRank_.size();
+  for (size_t r = 0; r < mergeCount && exact; r++) {
+    const uint32_t a = mergeByRank_[r].left, b = mergeByRank_[r].right, c = mergeByRank_[r].newId;
+    const uint32_t ab = offsets_[a], ae = offsets_[a + 1], bb = offsets_[b], be = offsets_[b + 1];
+    // A merge with a part that is not encodable never fires (no symbol has that id).
+    if (!encodable_[a] || !encodable_[b]) continue;
+    const uint32_t cb = offsets_[c], ce = offsets_[c + 1];
+    if (ae == ab || be == bb || !encodable_[c] || ce - cb != (ae - ab) + (be - bb) ||
+        std::memcmp(bytes_.data() + cb, bytes_.data() + ab, ae - ab) != 0 ||
+        std::memcmp(bytes_.data() + cb + (ae - ab), bytes_.data() + bb, be - bb) != 0) {
+      exact = false;
+      break;
+    }
+    uint32_t& x = crossMax_[bytes_[ae - 1] * 256u + bytes_[bb]];
+    const uint32_t l = std::min<uint32_t>(ae - ab, 0xFFFF), rr = std::min<uint32_t>(be - bb, 0xFFFF);
+    x = std::max(x & 0xFFFF, l) | (std::max(x >> 16, rr) << 16);
+  }
+  cutsExact_ = exact;
+}
+
+// Why a cut is exact: merges only ever join two adjacent symbols. If no merge can join
+// the symbol ending at k with the one starting at k, no symbol ever spans k, every queue
+// entry of word.rs on one side only reads and writes symbols of that side (the pair
+// across k is never pushed: it is not a merge), and popping in (rank, pos) order restricted
+// to one side is that side's own (rank, pos) order. So merging [s, k) and [k, n) apart
+// gives the same symbols. Such a k is proven by looking at every vocab token that could be
+// the symbol ending at k (a suffix of p[s, k) of at most the longest left part of any merge
+// across the byte pair (p[k-1], p[k])) and every one that could start there, and checking
+// that no (left, right) pair of them is a merge. s is itself a proven cut (or 0), so no
+// symbol reaches across it.
+bool BpeModel::safeCut(const uint8_t* p, size_t s, size_t k, size_t n) const {
+  const uint32_t pair = uint32_t(p[k - 1]) * 256 + p[k];
+  const uint32_t cm = crossMax_[pair];
+  if (cm == 0) return true;
+  if (bytePairRank_[pair] != kNoId) return false;  // the two bytes themselves merge
+  constexpr size_t kMaxPart = 64;  // longer parts: give up on this k (not a cut)
+  const size_t maxL = std::min<size_t>(cm & 0xFFFF, k - s), maxR = std::min<size_t>(cm >> 16, n - k);
+  if (maxL > kMaxPart || maxR > kMaxPart) return false;
+  uint32_t right[kMaxPart];
+  size_t nr = 0;
+  for (size_t len = 1; len <= maxR; len++) {
+    const uint32_t id = len == 1 ? byteToId_[p[k]] : vocab_.find(p + k, len);
+    if (id != kNoId) right[nr++] = id;
+  }
+  for (size_t len = 1; len <= maxL; len++) {
+    const uint32_t id = len == 1 ? byteToId_[p[k - 1]] : vocab_.find(p + k - len, len);
+    if (id == kNoId) continue;
+    for (size_t j = 0; j < nr; j++)
+      if (merges_.findFiltered(id, right[j])) return false;
+  }
+  return true;
+}
+
+// The first proven cut at or after s + cutTarget_ (a few tries, then the next target), or n.
+size_t BpeModel::nextCut(const uint8_t* p, size_t s, size_t n) const {
+  constexpr size_t kTries = 8;
+  for (size_t k = s + cutTarget_; k < n; k += cutTarget_) {
+    for (size_t t = 0; t < kTries && k + t < n; t++)
+      if (safeCut(p, s, k + t, n)) return k + t;
+  }
+  return n;
+}
+
 void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  if (n >= queueMinSymbols_) std::call_once(cutsOnce_, [this] { initCuts(); });
+  if (n < queueMinSymbols_ || !cutsExact_) {
+    mergeChunk(p, n, out, scratch);
+    return;
+  }
+  for (size_t s = 0; s < n;) {
+    const size_t k = nextCut(p, s, n);
+    mergeChunk(p + s, k - s, out, scratch);
+    s = k;
+  }
+}
+
+void BpeModel::mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
   // merge_word: one symbol per byte-level char (= per byte); bytes missing from the
   // vocab are dropped (unk_token is null for every supported model).
   auto& sym = scratch.symbols;
@@ -352,7 +425,7 @@ void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out,
 
 // The merge loop of word.rs. Both queues pop the same (rank, pos) sequence (each
 // returns the minimum of the same multiset), so the result does not depend on Queue.
-// A rank identifies one merge: its new id is newIdByRank_[rank].
+// A rank identifies one merge: mergeByRank_[rank].
 template <class Queue>
 void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const {
   auto& sym = scratch.symbols;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #endif
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
 namespace promptenc {
@@ -87,6 +88,8 @@ class BytesToIdMap {
   void build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
              const std::vector<uint8_t>& encodable);
   uint32_t find(const uint8_t* p, size_t n) const { return find(p, n, hashBytes(p, n)); }
+  /// Two encodable ids with the same bytes (only possible with a malformed vocab).
+  bool hasDuplicates() const { return duplicates_; }
   uint32_t find(const uint8_t* p, size_t n, uint64_t h) const;
 
  private:
@@ -94,6 +97,7 @@ class BytesToIdMap {
   const HugeVector<uint32_t>* offsets_ = nullptr;
   HugeVector<uint32_t> slots_;
   uint64_t mask_ = 0;
+  bool duplicates_ = false;
 };
 
 /// (left id, right id) -> (rank, merged id). Later duplicates overwrite earlier
@@ -119,7 +123,7 @@ class MergeMap {
   }
   const Entry* find(uint32_t left, uint32_t right) const {
     const uint64_t key = (uint64_t(left) << 32) | right;
-    uint64_t h = mix(key) & mask_;
+    uint64_t h = slotOf(left, right);
     for (;;) {
       const Entry& e = slots_[h];
       if (e.key == key) return &e;
@@ -135,6 +139,12 @@ class MergeMap {
     k *= 0x9E3779B97F4A7C15ull;
     k ^= k >> 29;
     return k;
+  }
+  // Pairs with the same left id and right ids in one aligned block of 16 start in 16
+  // adjacent slots (4 cache lines), so the pairs a piece keeps testing (one left token
+  // and the bytes that may follow it) share lines.
+  uint64_t slotOf(uint32_t left, uint32_t right) const {
+    return (mix((uint64_t(left) << 32) | (right >> 4)) * 16 + (right & 15)) & mask_;
   }
   static uint64_t filterBits(uint64_t f) {
     return (uint64_t(1) << (f >> 58)) | (uint64_t(1) << ((f >> 52) & 63)) | (uint64_t(1) << ((f >> 46) & 63));
@@ -194,27 +204,50 @@ class WordCache {
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
 /// exactly like the binary heap of word.rs (so the merge result is identical), but in
-/// O(1) per operation on the inputs that matter: one FIFO list per rank, appended to
-/// while positions arrive in order (the initial fill, and almost every push during a
-/// left-to-right sweep), plus a small binary heap for the out-of-order rest. The
+/// O(1) per operation on the inputs that matter: one FIFO array of positions per rank,
+/// appended to while positions arrive in order (the initial fill, and almost every push
+/// during a left-to-right sweep), plus a small binary heap for the out-of-order rest. The
 /// non-empty ranks are a two-level bitset, so the lowest rank is found by bit scans.
+/// Arrays rather than linked nodes: 4 bytes per entry, written and read in order.
 /// Used for long pre-tokens (1 MB of one letter is one piece of 1 M symbols).
 class RankQueue {
  public:
   /// Ranks must be < rankCount. Cheap when called again with the same count.
   void reset(uint32_t rankCount);
   bool empty() const { return minRank_ == kNone && overflow_.empty(); }
-  void push(uint32_t rank, uint32_t pos);
+  void push(uint32_t rank, uint32_t pos) {
+    uint32_t li = listOf_[rank];
+    if (li == kNil) {
+      li = openList(rank);
+    } else if (lists_[li].pos.back() > pos) {
+      pushOverflow(rank, pos);  // out of order for this rank's array
+      return;
+    }
+    lists_[li].pos.push_back(pos);
+  }
   /// Removes and returns the minimum (rank << 32 | pos). Precondition: !empty().
-  uint64_t pop();
+  uint64_t pop() {
+    if (minRank_ != kNone) {
+      List& l = lists_[listOf_[minRank_]];
+      const uint64_t key = (uint64_t(minRank_) << 32) | l.pos[l.head];
+      if (!overflow_.empty() && ~overflow_.front() < key) return popOverflow();
+      if (++l.head == l.pos.size()) closeList(minRank_);
+      return key;
+    }
+    return popOverflow();
+  }
+  static constexpr uint32_t kNil = 0xFFFFFFFFu;
 
  private:
-  static constexpr uint32_t kNil = 0xFFFFFFFFu;
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  struct Node {
-    uint32_t pos;
-    uint32_t next;
+  struct List {
+    std::vector<uint32_t> pos;  // ascending; pos[head..] are pending
+    size_t head = 0;
   };
+  uint32_t openList(uint32_t rank);
+  void closeList(uint32_t rank);
+  void pushOverflow(uint32_t rank, uint32_t pos);
+  uint64_t popOverflow();
   uint32_t findMinFrom(uint32_t rank) const;
   void setBit(uint32_t r) {
     bits0_[r >> 6] |= uint64_t(1) << (r & 63);
@@ -225,11 +258,11 @@ class RankQueue {
     w &= ~(uint64_t(1) << (r & 63));
     if (w == 0) bits1_[r >> 12] &= ~(uint64_t(1) << ((r >> 6) & 63));
   }
-  std::vector<uint32_t> head_, tail_;  // per rank; kNil = empty
+  std::vector<uint32_t> listOf_;  // per rank: index into lists_, kNil = no pending entry
+  std::vector<List> lists_;       // open and recycled arrays (capacity kept)
+  std::vector<uint32_t> freeLists_;
   std::vector<uint64_t> bits0_, bits1_;
-  std::vector<Node> pool_;
-  uint32_t free_ = kNil;
-  uint32_t minRank_ = kNone;       // lowest non-empty rank list
+  uint32_t minRank_ = kNone;        // lowest rank with an open array
   std::vector<uint64_t> overflow_;  // ~(rank << 32 | pos), std max-heap
 };
 
@@ -265,16 +298,29 @@ class BpeModel {
   /// Starts loading the cache slot of a piece that encodeWord will get soon.
   static void prefetchWord(uint64_t h, const BpeScratch& scratch) { scratch.cache.prefetch(h); }
 
+  /// The merges of one pre-token (no whole-piece vocab shortcut). Pieces of at least
+  /// queueMinSymbols bytes are first cut at provably uncrossable boundaries (see
+  /// safeCut) into chunks of about kCutTarget bytes, merged one after another.
   void mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
-  /// Pieces with at least this many symbols use the RankQueue instead of the heap.
+  /// Pieces (and chunks) with at least this many symbols use the RankQueue instead of the heap.
   static constexpr size_t kDefaultQueueMinSymbols = 1024;
-  /// Testing knob: 2 sends every piece through the RankQueue.
-  void setQueueMinSymbols(size_t n) { queueMinSymbols_ = n < 2 ? 2 : n; }
+  static constexpr size_t kCutTarget = 512;
+  /// Testing knob: 2 sends every piece through the cut search (trying every boundary)
+  /// and every chunk through the RankQueue.
+  void setQueueMinSymbols(size_t n) {
+    queueMinSymbols_ = n < 2 ? 2 : n;
+    cutTarget_ = queueMinSymbols_ < kCutTarget ? queueMinSymbols_ / 2 : kCutTarget;
+  }
+  /// True when no merge can ever join the symbol ending at byte k with the one starting
+  /// there, given the chunk [s, n) (which holds every symbol that can touch k).
+  bool safeCut(const uint8_t* p, size_t s, size_t k, size_t n) const;
   size_t vocabSize() const { return offsets_.size() - 1; }
   const HugeVector<uint8_t>& bytes() const { return bytes_; }
   const HugeVector<uint32_t>& offsets() const { return offsets_; }
 
  private:
+  size_t nextCut(const uint8_t* p, size_t s, size_t n) const;
+  void mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
   template <class Queue>
   void mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const;
   HugeVector<uint8_t> bytes_;
@@ -290,7 +336,20 @@ class BpeModel {
   HugeVector<uint32_t> bytePairRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
+  // Cutting long pieces: exact only when every byte has a symbol and every merge of two
+  // encodable tokens yields the token whose bytes are theirs joined (so a symbol's id is
+  // the vocab id of the bytes it covers). Checked once at construction.
+  // Built by initCuts on the first long piece (std::call_once: encode is const and may
+  // run on several threads).
+  void initCuts() const;
+  mutable std::once_flag cutsOnce_;
+  mutable bool cutsExact_ = false;
+  // [x * 256 + y] = longest left part | longest right part << 16 over the merges whose
+  // left part ends with byte x and right part starts with byte y (0 = none).
+  mutable HugeVector<uint32_t> crossMax_;
+  std::vector<uint8_t> encodable_;
   size_t queueMinSymbols_ = kDefaultQueueMinSymbols;
+  size_t cutTarget_ = kCutTarget;
 };
 
 }  // namespace promptenc
