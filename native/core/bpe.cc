@@ -28,20 +28,22 @@ uint64_t tableSize(size_t count) {
 namespace {
 // word.rs merge_all's queue: lowest rank first, then lowest position. An entry is the
 // 64-bit key (rank << 32 | pos); std heap is a max-heap, so keys are stored negated.
-// Same push/pop/empty surface as RankQueue, so both run the one merge loop below.
+// Same push/pushInitial/pop surface as RankQueue, so both run the one merge loop below.
 struct HeapQueue {
   std::vector<uint64_t>& heap;
   void push(uint32_t rank, uint32_t pos) {
     heap.push_back(~((uint64_t(rank) << 32) | pos));
     std::push_heap(heap.begin(), heap.end());
   }
-  uint64_t pop() {
+  void pushInitial(uint32_t rank, uint32_t pos) { push(rank, pos); }
+  template <class Dead>
+  bool pop(uint64_t& key, Dead) {
+    if (heap.empty()) return false;
     std::pop_heap(heap.begin(), heap.end());
-    const uint64_t top = ~heap.back();
+    key = ~heap.back();
     heap.pop_back();
-    return top;
+    return true;
   }
-  bool empty() const { return heap.empty(); }
 };
 }  // namespace
 
@@ -438,14 +440,14 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
       if (byteToId_[p[k]] == kNoId) continue;
       if (i >= 0) {
         const uint32_t r = bytePairRank_[prevByte * 256 + p[k]];
-        if (r != kNoId) q.push(r, uint32_t(i));
+        if (r != kNoId) q.pushInitial(r, uint32_t(i));
       }
       prevByte = p[k];
       i++;
     }
   }
-  while (!q.empty()) {
-    const uint64_t top = q.pop();
+  uint64_t top;
+  while (q.pop(top, [&sym](uint32_t pos) { return sym[pos].id == kNoId; })) {
     const uint32_t topPos = uint32_t(top);
     const RankedMerge& m = mergeByRank_[top >> 32];
     BpeScratch::Symbol& cur = sym[topPos];

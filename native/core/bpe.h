@@ -214,7 +214,12 @@ class RankQueue {
  public:
   /// Ranks must be < rankCount. Cheap when called again with the same count.
   void reset(uint32_t rankCount);
-  bool empty() const { return minRank_ == kNone && overflow_.empty(); }
+  /// push() for the initial fill, whose positions only increase: no order check.
+  void pushInitial(uint32_t rank, uint32_t pos) {
+    uint32_t li = listOf_[rank];
+    if (li == kNil) li = openList(rank);
+    lists_[li].pos.push_back(pos);
+  }
   void push(uint32_t rank, uint32_t pos) {
     uint32_t li = listOf_[rank];
     if (li == kNil) {
@@ -225,16 +230,35 @@ class RankQueue {
     }
     lists_[li].pos.push_back(pos);
   }
-  /// Removes and returns the minimum (rank << 32 | pos). Precondition: !empty().
-  uint64_t pop() {
-    if (minRank_ != kNone) {
-      List& l = lists_[listOf_[minRank_]];
-      const uint64_t key = (uint64_t(minRank_) << 32) | l.pos[l.head];
-      if (!overflow_.empty() && ~overflow_.front() < key) return popOverflow();
-      if (++l.head == l.pos.size()) closeList(minRank_);
-      return key;
+  /// Sets key to the minimum (rank << 32 | pos) and removes it; false when empty.
+  /// Entries for which dead(pos) holds may be dropped instead of returned: the caller
+  /// would skip them (a merged-away symbol never comes back), so dropping them early
+  /// changes nothing. In a run of one letter half of all entries are such.
+  template <class Dead>
+  bool pop(uint64_t& key, Dead dead) {
+    while (minRank_ != kNone) {
+      const uint32_t r = minRank_;
+      List& l = lists_[listOf_[r]];
+      const size_t size = l.pos.size();
+      size_t h = l.head;
+      while (h < size && dead(l.pos[h])) h++;
+      if (h == size) {
+        closeList(r);
+        continue;
+      }
+      const uint64_t k = (uint64_t(r) << 32) | l.pos[h];
+      if (!overflow_.empty() && ~overflow_.front() < k) {
+        l.head = h;
+        break;
+      }
+      l.head = h + 1;
+      if (l.head == size) closeList(r);
+      key = k;
+      return true;
     }
-    return popOverflow();
+    if (overflow_.empty()) return false;
+    key = popOverflow();
+    return true;
   }
   static constexpr uint32_t kNil = 0xFFFFFFFFu;
 
