@@ -35,7 +35,9 @@ struct HeapQueue {
     heap.push_back(~((uint64_t(rank) << 32) | pos));
     std::push_heap(heap.begin(), heap.end());
   }
-  void pushInitial(uint32_t rank, uint32_t pos) { push(rank, pos); }
+  // The initial fill is heapified once (O(n)) by finishInitial.
+  void pushInitial(uint32_t rank, uint32_t pos) { heap.push_back(~((uint64_t(rank) << 32) | pos)); }
+  void finishInitial() { std::make_heap(heap.begin(), heap.end()); }
   template <class Dead>
   bool pop(uint64_t& key, Dead) {
     if (heap.empty()) return false;
@@ -440,11 +442,15 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
       if (byteToId_[p[k]] == kNoId) continue;
       if (i >= 0) {
         const uint32_t r = bytePairRank_[prevByte * 256 + p[k]];
-        if (r != kNoId) q.pushInitial(r, uint32_t(i));
+        if (r != kNoId) {
+          prefetchRank(r);
+          q.pushInitial(r, uint32_t(i));
+        }
       }
       prevByte = p[k];
       i++;
     }
+    q.finishInitial();
   }
   uint64_t top;
   while (q.pop(top, [&sym](uint32_t pos) { return sym[pos].id == kNoId; })) {
@@ -465,10 +471,16 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
     sym[nextPos].id = kNoId;
     if (right.next > -1 && right.next < count) sym[right.next].prev = int32_t(topPos);
     if (cur.prev >= 0) {
-      if (const MergeMap::Entry* e = merges_.findFiltered(sym[cur.prev].id, cur.id)) q.push(e->rank, uint32_t(cur.prev));
+      if (const MergeMap::Entry* e = merges_.findFiltered(sym[cur.prev].id, cur.id)) {
+        prefetchRank(e->rank);
+        q.push(e->rank, uint32_t(cur.prev));
+      }
     }
     if (cur.next > -1 && cur.next < count) {
-      if (const MergeMap::Entry* e = merges_.findFiltered(cur.id, sym[cur.next].id)) q.push(e->rank, topPos);
+      if (const MergeMap::Entry* e = merges_.findFiltered(cur.id, sym[cur.next].id)) {
+        prefetchRank(e->rank);
+        q.push(e->rank, topPos);
+      }
     }
   }
 }

@@ -220,6 +220,7 @@ class RankQueue {
     if (li == kNil) li = openList(rank);
     lists_[li].pos.push_back(pos);
   }
+  void finishInitial() {}
   void push(uint32_t rank, uint32_t pos) {
     uint32_t li = listOf_[rank];
     if (li == kNil) {
@@ -355,6 +356,14 @@ class BpeModel {
     uint32_t left, right, newId;
   };
   HugeVector<RankedMerge> mergeByRank_;  // the triple of each rank
+  // Queued entries are popped soon after (chunks are short): load the rank's triple now.
+  void prefetchRank(uint32_t rank) const {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&mergeByRank_[rank]);
+#else
+    (void)rank;
+#endif
+  }
   // Rank of the merge (byteToId_[a], byteToId_[b]) at a * 256 + b, or kNoId. Every
   // initial pair of a piece is a byte pair, so the first fill needs no hash probe.
   HugeVector<uint32_t> bytePairRank_;
