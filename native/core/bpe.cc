@@ -39,24 +39,30 @@ namespace {
 // 64-bit key (rank << 32 | pos); std heap is a max-heap, so keys are stored negated.
 // Same push/pushInitial/pop surface as RankQueue, so both run the one merge loop below.
 struct HeapQueue {
-  std::vector<uint64_t>& heap;
+  std::vector<uint64_t>& initial;  // (rank << 32 | pos), sorted by finishInitial
+  std::vector<uint64_t>& heap;     // later pushes, negated
+  size_t next = 0;                 // initial[next..] are pending
   void push(uint32_t rank, uint32_t pos) {
     heap.push_back(~((uint64_t(rank) << 32) | pos));
     std::push_heap(heap.begin(), heap.end());
   }
-  // The initial fill is heapified once (O(n)) by finishInitial.
-  void pushInitial(uint32_t rank, uint32_t pos) { heap.push_back(~((uint64_t(rank) << 32) | pos)); }
-  void finishInitial() { std::make_heap(heap.begin(), heap.end()); }
+  // The initial fill is sorted once; pops take the smaller of its head and the heap top
+  // (most pops of a short piece are initial pairs, so the heap stays small).
+  void pushInitial(uint32_t rank, uint32_t pos) { initial.push_back((uint64_t(rank) << 32) | pos); }
+  void finishInitial() { std::sort(initial.begin(), initial.end()); }
   template <class Dead>
   bool pop(uint64_t& key, Dead) {
-    if (heap.empty()) return false;
-    std::pop_heap(heap.begin(), heap.end());
-    key = ~heap.back();
-    heap.pop_back();
+    if (!heap.empty() && (next == initial.size() || ~heap.front() < initial[next])) {
+      std::pop_heap(heap.begin(), heap.end());
+      key = ~heap.back();
+      heap.pop_back();
+      return true;
+    }
+    if (next == initial.size()) return false;
+    key = initial[next++];
     return true;
   }
-};
-}  // namespace
+};}  // namespace
 
 void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
                          const std::vector<uint8_t>& encodable) {
@@ -429,8 +435,9 @@ void BpeModel::mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out
     scratch.queue.reset(uint32_t(mergeByRank_.size()));
     mergeAll(p, n, scratch, scratch.queue);
   } else {
+    scratch.initial.clear();
     scratch.heap.clear();
-    HeapQueue heap{scratch.heap};
+    HeapQueue heap{scratch.initial, scratch.heap};
     mergeAll(p, n, scratch, heap);
   }
   for (int32_t i = 0; i != -1; i = sym[i].next) out.push_back(sym[i].id);

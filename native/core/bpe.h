@@ -299,7 +299,8 @@ struct BpeScratch {
     int32_t next;
   };
   HugeVector<Symbol> symbols;
-  std::vector<uint64_t> heap;  // ~(rank << 32 | pos)
+  std::vector<uint64_t> initial;  // short pieces: the sorted initial pairs
+  std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   RankQueue queue;             // long pieces
   WordCache cache;
 };
