@@ -1,8 +1,9 @@
 // Performance notes (see also native/README.md, "Long pieces"):
-// - Merge loop: the binary heap keyed by (rank, position) of word.rs, with its
+// - Merge loop: the queue keyed by (rank, position) of word.rs, with its
 //   stale-entry test (the pair now at `pos` must still produce the same new id;
 //   converted tiktoken vocabularies have several merges producing one token, so a
-//   plain "lowest rank pair" rescan is NOT equivalent). Chunks of >= 1024 symbols use
+//   plain "lowest rank pair" rescan is NOT equivalent). Short pieces: the initial pairs
+//   sorted once plus a binary heap of later pushes. Chunks of >= 1024 symbols use
 //   RankQueue instead, which pops the identical (rank, pos) sequence in O(1) per step.
 // - Pieces of >= 1024 bytes are first cut at provably uncrossable boundaries (safeCut)
 //   into ~512-byte chunks: unbroken CJK then stays in L1 (1 MB: 220 -> 45 ms CPU).
