@@ -40,6 +40,7 @@ namespace {
 // 64-bit key (rank << 32 | pos); std heap is a max-heap, so keys are stored negated.
 // Same push/pushInitial/pop surface as RankQueue, so both run the one merge loop below.
 struct HeapQueue {
+  static constexpr size_t kMemoSlots = 0;
   std::vector<uint64_t>& initial;  // (rank << 32 | pos), sorted by finishInitial
   std::vector<uint64_t>& heap;     // later pushes, negated
   size_t next = 0;                 // initial[next..] are pending
@@ -469,6 +470,24 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
     }
     q.finishInitial();
   }
+  // Long pieces (RankQueue): a small direct-mapped memo of pair lookups. A run of one
+  // character tests the same few pairs a million times; each hit skips filter + probe.
+  struct Memo {
+    uint64_t key = ~uint64_t(0);
+    const MergeMap::Entry* entry = nullptr;
+  };
+  Memo memo[Queue::kMemoSlots > 0 ? Queue::kMemoSlots : 1];
+  auto lookup = [&](uint32_t left, uint32_t right, bool filtered) -> const MergeMap::Entry* {
+    if constexpr (Queue::kMemoSlots > 0) {
+      const uint64_t key = (uint64_t(left) << 32) | right;
+      Memo& slot = memo[(left * 31u + right) & (Queue::kMemoSlots - 1)];
+      if (slot.key == key) return slot.entry;
+      slot.key = key;
+      return slot.entry = merges_.find(left, right);
+    } else {
+      return filtered ? merges_.findFiltered(left, right) : merges_.find(left, right);
+    }
+  };
   uint64_t top;
   while (q.pop(top, [&sym](uint32_t pos) { return sym[pos].id == kNoId; })) {
     const uint32_t topPos = uint32_t(top);
@@ -480,7 +499,7 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
     // Stale entry: the pair now at `pos` must still merge into the same id. When the
     // pair is still the one this rank merges, the lookup would return this very rank.
     if (cur.id != m.left || right.id != m.right) {
-      const MergeMap::Entry* now = merges_.find(cur.id, right.id);
+      const MergeMap::Entry* now = lookup(cur.id, right.id, false);
       if (!now || now->newId != m.newId) continue;
     }
     cur.id = m.newId;
@@ -488,13 +507,13 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
     sym[nextPos].id = kNoId;
     if (right.next > -1 && right.next < count) sym[right.next].prev = int32_t(topPos);
     if (cur.prev >= 0) {
-      if (const MergeMap::Entry* e = merges_.findFiltered(sym[cur.prev].id, cur.id)) {
+      if (const MergeMap::Entry* e = lookup(sym[cur.prev].id, cur.id, true)) {
         prefetchRank(e->rank);
         q.push(e->rank, uint32_t(cur.prev));
       }
     }
     if (cur.next > -1 && cur.next < count) {
-      if (const MergeMap::Entry* e = merges_.findFiltered(cur.id, sym[cur.next].id)) {
+      if (const MergeMap::Entry* e = lookup(cur.id, sym[cur.next].id, true)) {
         prefetchRank(e->rank);
         q.push(e->rank, topPos);
       }

@@ -262,6 +262,7 @@ class RankQueue {
     return true;
   }
   static constexpr uint32_t kNil = 0xFFFFFFFFu;
+  static constexpr size_t kMemoSlots = 16;  // see BpeModel::mergeAll
 
  private:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
