@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #endif
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
 namespace promptenc {
@@ -87,6 +88,8 @@ class BytesToIdMap {
   void build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
              const std::vector<uint8_t>& encodable);
   uint32_t find(const uint8_t* p, size_t n) const { return find(p, n, hashBytes(p, n)); }
+  /// Two encodable ids with the same bytes (only possible with a malformed vocab).
+  bool hasDuplicates() const { return duplicates_; }
   uint32_t find(const uint8_t* p, size_t n, uint64_t h) const;
 
  private:
@@ -94,6 +97,7 @@ class BytesToIdMap {
   const HugeVector<uint32_t>* offsets_ = nullptr;
   HugeVector<uint32_t> slots_;
   uint64_t mask_ = 0;
+  bool duplicates_ = false;
 };
 
 /// (left id, right id) -> (rank, merged id). Later duplicates overwrite earlier
@@ -106,9 +110,20 @@ class MergeMap {
     uint32_t newId;
   };
   void build(const uint32_t* triples, size_t count);
+  /// find() behind a blocked Bloom filter (3 bits in one 64-bit word, ~8 bits per
+  /// merge: a few hundred KB that stay in L2). Most neighbour pairs tested in the
+  /// merge loop are not merges; the filter answers those without touching the table,
+  /// whose random probes miss the cache.
+  const Entry* findFiltered(uint32_t left, uint32_t right) const {
+    const uint64_t key = (uint64_t(left) << 32) | right;
+    const uint64_t f = key * 0xD6E8FEB86659FD93ull;
+    const uint64_t want = filterBits(f);
+    if ((filter_[(f >> 20) & filterMask_] & want) != want) return nullptr;
+    return find(left, right);
+  }
   const Entry* find(uint32_t left, uint32_t right) const {
     const uint64_t key = (uint64_t(left) << 32) | right;
-    uint64_t h = mix(key) & mask_;
+    uint64_t h = slotOf(left, right);
     for (;;) {
       const Entry& e = slots_[h];
       if (e.key == key) return &e;
@@ -125,8 +140,19 @@ class MergeMap {
     k ^= k >> 29;
     return k;
   }
+  // Pairs with the same left id and right ids in one aligned block of 16 start in 16
+  // adjacent slots (4 cache lines), so the pairs a piece keeps testing (one left token
+  // and the bytes that may follow it) share lines.
+  uint64_t slotOf(uint32_t left, uint32_t right) const {
+    return (mix((uint64_t(left) << 32) | (right >> 4)) * 16 + (right & 15)) & mask_;
+  }
+  static uint64_t filterBits(uint64_t f) {
+    return (uint64_t(1) << (f >> 58)) | (uint64_t(1) << ((f >> 52) & 63)) | (uint64_t(1) << ((f >> 46) & 63));
+  }
   HugeVector<Entry> slots_;
   uint64_t mask_ = 0;
+  HugeVector<uint64_t> filter_;
+  uint64_t filterMask_ = 0;
 };
 
 /// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
@@ -178,27 +204,76 @@ class WordCache {
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
 /// exactly like the binary heap of word.rs (so the merge result is identical), but in
-/// O(1) per operation on the inputs that matter: one FIFO list per rank, appended to
-/// while positions arrive in order (the initial fill, and almost every push during a
-/// left-to-right sweep), plus a small binary heap for the out-of-order rest. The
+/// O(1) per operation on the inputs that matter: one FIFO array of positions per rank,
+/// appended to while positions arrive in order (the initial fill, and almost every push
+/// during a left-to-right sweep), plus a small binary heap for the out-of-order rest. The
 /// non-empty ranks are a two-level bitset, so the lowest rank is found by bit scans.
+/// Arrays rather than linked nodes: 4 bytes per entry, written and read in order.
 /// Used for long pre-tokens (1 MB of one letter is one piece of 1 M symbols).
 class RankQueue {
  public:
   /// Ranks must be < rankCount. Cheap when called again with the same count.
   void reset(uint32_t rankCount);
-  bool empty() const { return minRank_ == kNone && overflow_.empty(); }
-  void push(uint32_t rank, uint32_t pos);
-  /// Removes and returns the minimum (rank << 32 | pos). Precondition: !empty().
-  uint64_t pop();
+  /// push() for the initial fill, whose positions only increase: no order check.
+  void pushInitial(uint32_t rank, uint32_t pos) {
+    uint32_t li = listOf_[rank];
+    if (li == kNil) li = openList(rank);
+    lists_[li].pos.push_back(pos);
+  }
+  void finishInitial() {}
+  void push(uint32_t rank, uint32_t pos) {
+    uint32_t li = listOf_[rank];
+    if (li == kNil) {
+      li = openList(rank);
+    } else if (lists_[li].pos.back() > pos) {
+      pushOverflow(rank, pos);  // out of order for this rank's array
+      return;
+    }
+    lists_[li].pos.push_back(pos);
+  }
+  /// Sets key to the minimum (rank << 32 | pos) and removes it; false when empty.
+  /// Entries for which dead(pos) holds may be dropped instead of returned: the caller
+  /// would skip them (a merged-away symbol never comes back), so dropping them early
+  /// changes nothing. In a run of one letter half of all entries are such.
+  template <class Dead>
+  bool pop(uint64_t& key, Dead dead) {
+    while (minRank_ != kNone) {
+      const uint32_t r = minRank_;
+      List& l = lists_[listOf_[r]];
+      const size_t size = l.pos.size();
+      size_t h = l.head;
+      while (h < size && dead(l.pos[h])) h++;
+      if (h == size) {
+        closeList(r);
+        continue;
+      }
+      const uint64_t k = (uint64_t(r) << 32) | l.pos[h];
+      if (!overflow_.empty() && ~overflow_.front() < k) {
+        l.head = h;
+        break;
+      }
+      l.head = h + 1;
+      if (l.head == size) closeList(r);
+      key = k;
+      return true;
+    }
+    if (overflow_.empty()) return false;
+    key = popOverflow();
+    return true;
+  }
+  static constexpr uint32_t kNil = 0xFFFFFFFFu;
+  static constexpr size_t kMemoSlots = 16;  // see BpeModel::mergeAll
 
  private:
-  static constexpr uint32_t kNil = 0xFFFFFFFFu;
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  struct Node {
-    uint32_t pos;
-    uint32_t next;
+  struct List {
+    std::vector<uint32_t> pos;  // ascending; pos[head..] are pending
+    size_t head = 0;
   };
+  uint32_t openList(uint32_t rank);
+  void closeList(uint32_t rank);
+  void pushOverflow(uint32_t rank, uint32_t pos);
+  uint64_t popOverflow();
   uint32_t findMinFrom(uint32_t rank) const;
   void setBit(uint32_t r) {
     bits0_[r >> 6] |= uint64_t(1) << (r & 63);
@@ -209,24 +284,24 @@ class RankQueue {
     w &= ~(uint64_t(1) << (r & 63));
     if (w == 0) bits1_[r >> 12] &= ~(uint64_t(1) << ((r >> 6) & 63));
   }
-  std::vector<uint32_t> head_, tail_;  // per rank; kNil = empty
+  std::vector<uint32_t> listOf_;  // per rank: index into lists_, kNil = no pending entry
+  std::vector<List> lists_;       // open and recycled arrays (capacity kept)
+  std::vector<uint32_t> freeLists_;
   std::vector<uint64_t> bits0_, bits1_;
-  std::vector<Node> pool_;
-  uint32_t free_ = kNil;
-  uint32_t minRank_ = kNone;       // lowest non-empty rank list
+  uint32_t minRank_ = kNone;        // lowest rank with an open array
   std::vector<uint64_t> overflow_;  // ~(rank << 32 | pos), std max-heap
 };
 
 /// Reusable per-call scratch space for BpeModel::encodeWord.
 struct BpeScratch {
   struct Symbol {
-    uint32_t id;
+    uint32_t id;  // kNoId = merged away (the right part of a merge)
     int32_t prev;
     int32_t next;
-    uint32_t len;  // 0 = merged away
   };
-  std::vector<Symbol> symbols;
-  std::vector<uint64_t> heap;  // ~(rank << 32 | pos)
+  HugeVector<Symbol> symbols;
+  std::vector<uint64_t> initial;  // short pieces: the sorted initial pairs
+  std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   RankQueue queue;             // long pieces
   WordCache cache;
 };
@@ -250,26 +325,66 @@ class BpeModel {
   /// Starts loading the cache slot of a piece that encodeWord will get soon.
   static void prefetchWord(uint64_t h, const BpeScratch& scratch) { scratch.cache.prefetch(h); }
 
+  /// The merges of one pre-token (no whole-piece vocab shortcut). Pieces of at least
+  /// queueMinSymbols bytes are first cut at provably uncrossable boundaries (see
+  /// safeCut) into chunks of about kCutTarget bytes, merged one after another.
   void mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
-  /// Pieces with at least this many symbols use the RankQueue instead of the heap.
+  /// Pieces (and chunks) with at least this many symbols use the RankQueue instead of the heap.
   static constexpr size_t kDefaultQueueMinSymbols = 1024;
-  /// Testing knob: 2 sends every piece through the RankQueue.
-  void setQueueMinSymbols(size_t n) { queueMinSymbols_ = n < 2 ? 2 : n; }
+  static constexpr size_t kCutTarget = 512;
+  /// Testing knob: 2 sends every piece through the cut search (trying every boundary)
+  /// and every chunk through the RankQueue.
+  void setQueueMinSymbols(size_t n) {
+    queueMinSymbols_ = n < 2 ? 2 : n;
+    cutTarget_ = queueMinSymbols_ < kCutTarget ? queueMinSymbols_ / 2 : kCutTarget;
+  }
+  /// True when no merge can ever join the symbol ending at byte k with the one starting
+  /// there, given the chunk [s, n) (which holds every symbol that can touch k).
+  bool safeCut(const uint8_t* p, size_t s, size_t k, size_t n) const;
   size_t vocabSize() const { return offsets_.size() - 1; }
   const HugeVector<uint8_t>& bytes() const { return bytes_; }
   const HugeVector<uint32_t>& offsets() const { return offsets_; }
 
  private:
+  size_t nextCut(const uint8_t* p, size_t s, size_t n) const;
+  void mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
   template <class Queue>
-  void mergeAll(BpeScratch& scratch, Queue& q) const;
+  void mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const;
   HugeVector<uint8_t> bytes_;
   HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;
   MergeMap merges_;
-  HugeVector<uint32_t> newIdByRank_;
+  struct RankedMerge {
+    uint32_t left, right, newId;
+  };
+  HugeVector<RankedMerge> mergeByRank_;  // the triple of each rank
+  // Queued entries are popped soon after (chunks are short): load the rank's triple now.
+  void prefetchRank(uint32_t rank) const {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&mergeByRank_[rank]);
+#else
+    (void)rank;
+#endif
+  }
+  // Rank of the merge (byteToId_[a], byteToId_[b]) at a * 256 + b, or kNoId. Every
+  // initial pair of a piece is a byte pair, so the first fill needs no hash probe.
+  HugeVector<uint32_t> bytePairRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
+  // Cutting long pieces: exact only when every byte has a symbol and every merge of two
+  // encodable tokens yields the token whose bytes are theirs joined (so a symbol's id is
+  // the vocab id of the bytes it covers). Checked once at construction.
+  // Built by initCuts on the first long piece (std::call_once: encode is const and may
+  // run on several threads).
+  void initCuts() const;
+  mutable std::once_flag cutsOnce_;
+  mutable bool cutsExact_ = false;
+  // [x * 256 + y] = longest left part | longest right part << 16 over the merges whose
+  // left part ends with byte x and right part starts with byte y (0 = none).
+  mutable HugeVector<uint32_t> crossMax_;
+  std::vector<uint8_t> encodable_;
   size_t queueMinSymbols_ = kDefaultQueueMinSymbols;
+  size_t cutTarget_ = kCutTarget;
 };
 
 }  // namespace promptenc

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <map>
+#include <random>
+
+#include "bpe.h"
 #include "encoder.h"
 #include "model_json.h"
 #include "pretokenizer.h"
@@ -30,7 +34,79 @@ static std::vector<std::string> pieces(PreTokenizerKind k, const std::string& s)
   return out;
 }
 
+// Long-piece path (cuts + RankQueue + dropping dead entries) == the plain heap port of
+// word.rs, on a synthetic vocab over "abcd" with adversarial merges: several merges that
+// produce the same token (as in converted tiktoken vocabs), ranks that are not in
+// creation order, and pairs listed twice. Pieces are random strings and runs.
+static void checkLongPathMatchesHeap() {
+  std::mt19937 rnd(12345);
+  for (int vocabSeed = 0; vocabSeed < 20; vocabSeed++) {
+    std::vector<std::string> tokens;
+    std::map<std::string, uint32_t> idOf;
+    for (int b = 0; b < 256; b++) {
+      idOf[std::string(1, char(b))] = uint32_t(tokens.size());
+      tokens.emplace_back(1, char(b));
+    }
+    std::vector<uint32_t> triples;
+    const char alpha[] = "abcd";
+    std::vector<uint32_t> pool = {uint32_t('a'), uint32_t('b'), uint32_t('c'), uint32_t('d')};
+    const int merges = 40 + vocabSeed * 10;
+    for (int m = 0; m < merges; m++) {
+      uint32_t l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
+      if (tokens[l].size() + tokens[r].size() > 12) continue;
+      const std::string t = tokens[l] + tokens[r];
+      auto it = idOf.find(t);
+      uint32_t id;
+      if (it == idOf.end()) {
+        id = uint32_t(tokens.size());
+        idOf[t] = id;
+        tokens.push_back(t);
+        pool.push_back(id);
+      } else {
+        id = it->second;  // another merge yielding an existing token
+      }
+      triples.insert(triples.end(), {l, r, id});
+      if (rnd() % 8 == 0 && triples.size() >= 6) {  // swap two ranks: not in creation order
+        const size_t a = (rnd() % (triples.size() / 3)) * 3, b = triples.size() - 3;
+        for (int k = 0; k < 3; k++) std::swap(triples[a + k], triples[b + k]);
+      }
+    }
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets = {0};
+    for (const auto& t : tokens) {
+      bytes.insert(bytes.end(), t.begin(), t.end());
+      offsets.push_back(uint32_t(bytes.size()));
+    }
+    std::vector<uint8_t> encodable(tokens.size(), 1);
+    const size_t count = triples.size() / 3;
+    BpeModel heapOnly(bytes, offsets, encodable, triples.data(), count, false);
+    heapOnly.setQueueMinSymbols(size_t(1) << 40);
+    BpeModel byDefault(bytes, offsets, encodable, triples.data(), count, false);
+    BpeModel forced(bytes, offsets, encodable, triples.data(), count, false);
+    forced.setQueueMinSymbols(2);
+    BpeScratch s1, s2, s3;
+    for (int piece = 0; piece < 30; piece++) {
+      std::string text;
+      const size_t n = 1 + rnd() % 6000;
+      const int kind = piece % 3;
+      while (text.size() < n) {
+        if (kind == 0) text += alpha[rnd() % 4];
+        else if (kind == 1) text.append(1 + rnd() % 300, alpha[rnd() % 4]);
+        else text += tokens[pool[rnd() % pool.size()]];
+      }
+      const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+      std::vector<uint32_t> want, a, b;
+      heapOnly.mergeWord(p, text.size(), want, s1);
+      byDefault.mergeWord(p, text.size(), a, s2);
+      forced.mergeWord(p, text.size(), b, s3);
+      CHECK(a == want);
+      CHECK(b == want);
+    }
+  }
+}
+
 int main() {
+  checkLongPathMatchesHeap();
   // from_utf8_lossy: maximal subparts.
   {
     std::string out;

@@ -78,7 +78,7 @@ interface SpecRest {
   normalizer: NormalizerKind;
   addPrefixSpace: boolean;
   ignoreMerges: boolean;
-  /** testing knob (PROMPTENC_NATIVE_QUEUE_MIN): pieces this long use the rank queue; 2 = all */
+  /** testing knob (PROMPTENC_NATIVE_QUEUE_MIN): pieces this long go through the long-piece path (cuts + rank queue); 2 = every piece, trying a cut at every position */
   queueMinSymbols?: number;
 }
 
