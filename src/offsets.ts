@@ -37,24 +37,6 @@ function isSupportedNormalizer(n: unknown): boolean {
   return false;
 }
 
-/** UTF-8 length of text[from, to), with lone surrogates counted as U+FFFD (3 bytes), as N-API converts them. */
-export function utf8Length(text: string, from = 0, to = text.length): number {
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n += 4;
-        i++;
-      } else n += 3;
-    } else n += 3;
-  }
-  return n;
-}
-
 /**
  * Length of the common prefix of a and b. Compares slices with `===` (a flat memcmp in V8),
  * 64 Ki characters at a time and then 8× smaller steps inside the first block that differs:

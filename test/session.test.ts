@@ -123,6 +123,26 @@ describe('session.encode under random edits', () => {
     }
   });
 
+  it.each(['deepseek-v3', 'qwen3', 'llama3', 'gpt-4o', 'glm-format fixture'])('%s: an edit near the end of one long text run re-encodes only its tail (cuts inside the run)', (name) => {
+    const tok = toks.get(name)!;
+    const r = rng(name.length * 31337);
+    // One text run without added tokens: lines that start with letters, digits, CJK, punctuation.
+    const lines: string[] = [];
+    for (let i = 0; i < 1500; i++) lines.push(['Line', '42 is', '東京', '// note', 'émigré', 'x'][i % 6] + ' ' + bigText(r, 30).replace(/\n/g, ' '));
+    const text = lines.join('\n');
+    expect(text.length).toBeGreaterThan(40_000);
+    const session = tok.createSession();
+    session.encode(text);
+    for (const at of [text.length - 10, text.length - 5000, Math.floor(text.length / 2)]) {
+      const edited = text.slice(0, at) + 'Z' + text.slice(at + 1);
+      const before = session.stats().encodedChars;
+      expect(Array.from(session.encode(edited))).toEqual(Array.from(tok.encode(edited)));
+      // Re-encoded: from the last cut before the edit (cuts every ≥ 2 K chars) to the end.
+      expect(session.stats().encodedChars - before).toBeLessThanOrEqual(text.length - at + 4096 + 64);
+      session.encode(text);
+    }
+  });
+
   it('sessions sharing one tokenizer are independent', () => {
     const tok = toks.get('qwen3')!;
     const a = tok.createSession();
