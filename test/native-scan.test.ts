@@ -17,6 +17,7 @@ import { byteLevelTokenLengths } from '../src/offsets.js';
 import { createNativeBackend, nativeAddonStatus, prescanTokenizerJson } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/backend/types.js';
 import { MODELS, oracleDecode, oracleEncode } from './helpers/oracle.js';
+import { rng } from './helpers/conversation.mjs';
 
 const status = nativeAddonStatus();
 
@@ -258,15 +259,7 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     const base = Buffer.from(JSON.stringify({ ...full, added_tokens: full.added_tokens!.slice(0, 4), model: { ...full.model, vocab: Object.fromEntries(entries), merges } }, null, 2));
     const modelAt = base.indexOf('"model"');
     const junk = ['"', '\\', '\\u', '\\ud800', '{', '}', '[', ']', ',', ':', '1', '-', '.', 'e', ' ', '\u00ff', 'null', '1.0', '"a b"'];
-    let seed = 12345;
-    const rnd = () => {
-      seed ^= seed << 13;
-      seed >>>= 0;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      seed >>>= 0;
-      return seed / 4294967296;
-    };
+    const rnd = rng(12345);
     const seen = { loaded: 0, invalid: 0, unsupported: 0 };
     const text = 'Hello world, the quick brown fox 123 ééé';
     for (let it = 0; it < 400; it++) {
