@@ -1,5 +1,5 @@
 import { PromptencError, describeValue } from './errors.js';
-import { readTokenizerFiles, type ModelScanner, type TokenizerFiles } from './load.js';
+import { checkAddedTokenIds, readTokenizerFiles, type ModelScanner, type TokenizerFiles } from './load.js';
 import { sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
@@ -612,6 +612,11 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   }
   const files = await readTokenizerFiles(source, { scan });
   const impl = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
+  // Vocabulary ids: from the native read when it held no duplicate (known after the build), else the parsed vocab.
+  const vocab = files.prescanned?.unique === true ? undefined : files.tokenizerJson.model.vocab;
+  if (vocab === undefined || (typeof vocab === 'object' && vocab !== null && !Array.isArray(vocab))) {
+    checkAddedTokenIds(files.tokenizerJson, vocab === undefined ? files.prescanned!.ids : (Object.values(vocab) as number[]), files.tokenizerPath);
+  }
   const tok = new PromptTokenizer(impl, files);
   if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);
   return tok;

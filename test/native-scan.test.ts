@@ -131,7 +131,8 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     ] as const;
     const vocab = `${BYTE_VOCAB}, ${extra.map(([k, v]) => `${k}: ${v}`).join(', ')}`;
     const merges = [`${escaped('Ġ Ġ')}`, `"\\u0120\\u0120 \\u0120\\u0120"`, `"a \\u0062"`, `"\\u0120 ab"`].join(', ');
-    const d = writeModel(tokenizerText(vocab, merges, '', 308));
+    // 264 entries with ids up to 307: HF numbers the added token 264 (see checkAddedTokenIds).
+    const d = writeModel(tokenizerText(vocab, merges, '', 264));
     const file = path.join(d, 'tokenizer.json');
     const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
     expect(files.prescanned).toBeDefined();
@@ -162,8 +163,9 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
   });
 
   it('duplicate keys: the last one wins, as in JSON.parse and the oracle', async () => {
-    const vocab = `${BYTE_VOCAB}, "ab": 256, "abab": 257, "ab": 258`;
-    const d = writeModel(tokenizerText(vocab, '"a b", "ab ab"', '', 259));
+    // Distinct keys: 258, ids 0..257 once "ab" takes its last value; the added token follows.
+    const vocab = `${BYTE_VOCAB}, "ab": 258, "abab": 257, "ab": 256`;
+    const d = writeModel(tokenizerText(vocab, '"a b", "ab ab"', '', 258));
     const file = path.join(d, 'tokenizer.json');
     const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
     createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
@@ -178,7 +180,7 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
   it('two tokens with one id: native declines (E_NATIVE_UNSUPPORTED naming them), auto encodes like the oracle', async () => {
     // The core keeps one token per id; it used to drop the other token's id silently.
     const vocab = `${BYTE_VOCAB}, "ab": 256, "ba": 256, "abc": 257`;
-    const d = writeModel(tokenizerText(vocab, '"a b", "ab c", "b a"', '', 258));
+    const d = writeModel(tokenizerText(vocab, '"a b", "ab c", "b a"', '', 259));
     const file = path.join(d, 'tokenizer.json');
     let err: unknown;
     try {
@@ -243,6 +245,25 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     expect(Array.from(tok.encode('ab<x>b', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(d, 'tokenizer.json'), 'ab<x>b', false));
   });
 
+  it('added-token ids that Hugging Face would renumber are rejected (E_TOKENIZER_INVALID), for every backend', async () => {
+    // The oracle numbers added tokens that are not vocabulary ids after the vocabulary in
+    // file order (257 entries here), whatever the file says; promptenc keeps file ids, so it
+    // refuses such a file instead of encoding it differently.
+    const V2 = `${BYTE_VOCAB}, "ab": 256`;
+    const far = writeModel(tokenizerText(V2, M, '', 1000));
+    const file = path.join(far, 'tokenizer.json');
+    expect(await oracleEncode(file, '<x>', false)).toEqual([257]);
+    for (const backend of ['native', 'auto', 'js'] as const) {
+      const e = await caught(loadTokenizer(far, { backend }));
+      expect({ backend, code: e.code }).toEqual({ backend, code: 'E_TOKENIZER_INVALID' });
+      expect(e.message).toMatch(/added_tokens\[0\] "<x>" has id 1000, but Hugging Face tokenizers numbers it 257/);
+    }
+    // The id that follows the vocabulary loads and agrees with the oracle.
+    const next = writeModel(tokenizerText(V2, M, '', 257));
+    const tok = await loadTokenizer(next, { backend: 'native' });
+    expect(Array.from(tok.encode('ab<x>', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(next, 'tokenizer.json'), 'ab<x>', false));
+  });
+
   it('seeded byte mutations of a real tokenizer.json: each load fails with a code or encodes like the oracle', async () => {
     // Llama 3's tokenizer.json cut to its first 600 tokens and the merges among them, then 1-3
     // random edits (delete bytes, insert JSON punctuation, escapes, digits, stray UTF-8 bytes)
@@ -256,7 +277,7 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
         return have.has(a!) && have.has(b!) && have.has(a! + b!);
       })
       .slice(0, 200);
-    const base = Buffer.from(JSON.stringify({ ...full, added_tokens: full.added_tokens!.slice(0, 4), model: { ...full.model, vocab: Object.fromEntries(entries), merges } }, null, 2));
+    const base = Buffer.from(JSON.stringify({ ...full, added_tokens: full.added_tokens!.slice(0, 4).map((t, i) => ({ ...t, id: 600 + i })), model: { ...full.model, vocab: Object.fromEntries(entries), merges } }, null, 2));
     const modelAt = base.indexOf('"model"');
     const junk = ['"', '\\', '\\u', '\\ud800', '{', '}', '[', ']', ',', ':', '1', '-', '.', 'e', ' ', '\u00ff', 'null', '1.0', '"a b"'];
     const rnd = rng(12345);
