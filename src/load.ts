@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -73,12 +74,68 @@ export function resolveBundled(name: string): string {
   }
 }
 
-async function readBytes(file: string, what: string): Promise<Buffer> {
+/** `serde`: the file is read by Hugging Face's Rust code (tokenizer.json), which also refuses lone surrogate escapes; Python's json (tokenizer_config.json) accepts them. */
+async function readBytes(file: string, what: string, serde = false): Promise<Buffer> {
+  let bytes: Buffer;
   try {
-    return await readFile(file);
+    bytes = await readFile(file);
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_NOT_FOUND', `cannot read ${what} at ${file}: ${(err as Error).message}`, { cause: err });
   }
+  // Decoding on regardless would quietly turn bad bytes (or, for serde, lone surrogate
+  // escapes) into U+FFFD and load a file the reference cannot read.
+  if (!isUtf8(bytes)) {
+    throw new PromptencError('E_TOKENIZER_INVALID', `${what} at ${file} is not valid UTF-8 (at byte ${firstBadUtf8(bytes)})`);
+  }
+  const lone = serde ? loneSurrogateEscape(bytes) : -1;
+  if (lone >= 0) {
+    throw new PromptencError('E_TOKENIZER_INVALID', `${what} at ${file} has a lone surrogate escape ${bytes.toString('latin1', lone, lone + 6)} at byte ${lone} (JSON.parse accepts it, Hugging Face tokenizers does not)`);
+  }
+  return bytes;
+}
+
+/** Offset of the first byte that does not start or continue valid UTF-8 (only called on failure). */
+function firstBadUtf8(b: Uint8Array): number {
+  const text = new TextDecoder('utf-8').decode(b);
+  // Re-encode char by char until the bytes stop matching: U+FFFD marks the first bad spot.
+  let at = 0;
+  for (const ch of text) {
+    const n = Buffer.byteLength(ch);
+    if (ch === '\ufffd' && !(b[at] === 0xef && b[at + 1] === 0xbf && b[at + 2] === 0xbd)) return at;
+    at += n;
+  }
+  return at;
+}
+
+/**
+ * Offset of the first \uD800–\uDFFF escape that is not half of a high + low pair, or -1.
+ * Only `\ud` / `\uD` byte hits are examined (a memmem each; real files have few or none),
+ * and a backslash counts as an escape only after an even number of backslashes.
+ */
+function loneSurrogateEscape(b: Buffer): number {
+  const hits: number[] = [];
+  for (const pat of ['\\ud', '\\uD']) {
+    for (let i = b.indexOf(pat, 0, 'latin1'); i >= 0; i = b.indexOf(pat, i + 1, 'latin1')) {
+      let j = i - 1;
+      while (j >= 0 && b[j] === 0x5c) j--;
+      if ((i - 1 - j) % 2 === 0) hits.push(i);
+    }
+  }
+  if (hits.length === 0) return -1;
+  hits.sort((x, y) => x - y);
+  const value = (i: number) => Number.parseInt(b.toString('latin1', i + 2, i + 6), 16);
+  for (let k = 0; k < hits.length; k++) {
+    const i = hits[k]!;
+    const v = value(i);
+    if (!(v >= 0xd800 && v <= 0xdfff)) continue; // \uD7FF and below are ordinary characters
+    if (v >= 0xdc00) return i; // a low half that no high half claimed
+    const next = hits[k + 1];
+    if (next !== i + 6) return i;
+    const w = value(next);
+    if (!(w >= 0xdc00 && w <= 0xdfff)) return i;
+    k++; // the pair is consumed
+  }
+  return -1;
 }
 
 function parseJson(text: string, file: string, what: string): unknown {
@@ -279,7 +336,7 @@ export async function readTokenizerFiles(source: string, opts: { scan?: ModelSca
     throw new Error('unreachable');
   }
 
-  const bytes = await readBytes(tokenizerPath, 'tokenizer.json');
+  const bytes = await readBytes(tokenizerPath, 'tokenizer.json', true);
   const fast = opts.scan ? readWithPrescan(bytes, tokenizerPath, opts.scan) : undefined;
   const tokenizerJson = fast?.json ?? validateTokenizerJson(parseJson(bytes.toString('utf8'), tokenizerPath, 'tokenizer.json'), tokenizerPath);
   // tokenizer_config.json only counts when it sits beside the tokenizer.json, as in a HF model directory.

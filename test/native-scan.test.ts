@@ -149,17 +149,41 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     expect(native.decode(ids)).toBe(await oracleDecode(file, ids, false));
   });
 
-  it('a lone surrogate escape in a key loads like the parsed-object path', async () => {
-    const vocab = `${BYTE_VOCAB}, "ab": 256, "\\ud800z": 257, "y\\udc00": 258`;
-    const d = writeModel(tokenizerText(vocab, '"a b"', '', 259));
-    const files = await readTokenizerFiles(d, { scan: prescanTokenizerJson });
-    expect(files.prescanned).toBeDefined();
-    const scanned = createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: {}, prescanned: files.prescanned });
-    expect(files.prescanned?.unique).toBe(true);
-    const parsed = createNativeBackend({ tokenizerJson: JSON.parse(readFileSync(path.join(d, 'tokenizer.json'), 'utf8')), tokenizerConfig: {} });
-    const all = new Uint32Array([256, 257, 258, 97]);
-    expect(scanned.decode(all, false)).toBe(parsed.decode(all, false));
-    expect(Array.from(scanned.encode('abab z'))).toEqual(Array.from(parsed.encode('abab z')));
+  it.each([
+    ['a lone high surrogate escape', '"\\ud800z": 257'],
+    ['a lone low surrogate escape', '"y\\udc00": 257'],
+    ['a high escape followed by a non-surrogate escape', '"\\ud800\\u0041": 257'],
+  ])('%s is refused like the oracle refuses it (JSON.parse would accept it)', async (_name, member) => {
+    const d = writeModel(tokenizerText(`${BYTE_VOCAB}, "ab": 256, ${member}`, '"a b"', '', 258));
+    const file = path.join(d, 'tokenizer.json');
+    await expect(oracleEncode(file, 'ab', false)).rejects.toThrow(/surrogate|hex escape/);
+    for (const backend of ['native', 'auto', 'js'] as const) {
+      const e = await caught(loadTokenizer(d, { backend }));
+      expect({ backend, code: e.code }).toEqual({ backend, code: 'E_TOKENIZER_INVALID' });
+      expect(e.message).toMatch(/lone surrogate escape \\u[dD][0-9a-fA-F]{3} at byte \d+/);
+    }
+  });
+
+  it('escaped backslashes before "ud800" and surrogate pairs are not lone surrogates', async () => {
+    const d = writeModel(tokenizerText(`${BYTE_VOCAB}, "ab": 256, "\\\\ud800": 257, "\\ud83d\\ude80": 258`, '"a b"', '', 259));
+    const file = path.join(d, 'tokenizer.json');
+    const tok = await loadTokenizer(d, { backend: 'native' });
+    expect(Array.from(tok.encode('ab\\ud800', { addSpecialTokens: false }))).toEqual(await oracleEncode(file, 'ab\\ud800', false));
+  });
+
+  it('a tokenizer.json that is not valid UTF-8 is refused, as the oracle refuses it', async () => {
+    const text = tokenizerText(`${BYTE_VOCAB}, "ab": 256`, '"a b"');
+    const at = text.indexOf('"ab"') + 2;
+    const d = writeModel(text);
+    const file = path.join(d, 'tokenizer.json');
+    const bytes = Buffer.from(text);
+    writeFileSync(file, Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at)]));
+    await expect(oracleEncode(file, 'ab', false)).rejects.toThrow(/UTF-8/);
+    for (const backend of ['native', 'auto', 'js'] as const) {
+      const e = await caught(loadTokenizer(d, { backend }));
+      expect({ backend, code: e.code }).toEqual({ backend, code: 'E_TOKENIZER_INVALID' });
+      expect(e.message).toMatch(new RegExp(`is not valid UTF-8 \\(at byte ${at}\\)`));
+    }
   });
 
   it('duplicate keys: the last one wins, as in JSON.parse and the oracle', async () => {
