@@ -386,6 +386,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       asyncStates_ = std::make_shared<StatePool>();
     } catch (const Napi::Error&) {
       throw;
+    } catch (const promptenc::UnsupportedVocab& e) {
+      throw codedError(env, "E_NATIVE_UNSUPPORTED", std::string("The native core cannot reproduce this tokenizer exactly: ") + e.what());
     } catch (const promptenc::DuplicateVocabEntry& e) {
       // Not an error of the file: native.ts rebuilds from the JSON.parse result.
       throw codedError(env, "E_NATIVE_RETRY", e.what());

@@ -75,6 +75,11 @@ export class EncodeSession {
     return this.buf.slice(0, this.len);
   }
 
+  /** The current ids without a copy; valid until the next update. */
+  view(): Uint32Array {
+    return this.buf.subarray(0, this.len);
+  }
+
   /** ids[from, len) as a copy. */
   idsFrom(from: number): Uint32Array {
     return this.buf.slice(from, this.len);

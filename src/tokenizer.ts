@@ -457,13 +457,7 @@ export class PromptTokenizer {
   }
 
   private wrapIds(body: Uint32Array): Uint32Array {
-    const { prefix, suffix } = this.wrap;
-    if (prefix.length === 0 && suffix.length === 0) return body;
-    const out = new Uint32Array(prefix.length + body.length + suffix.length);
-    out.set(prefix, 0);
-    out.set(body, prefix.length);
-    out.set(suffix, prefix.length + body.length);
-    return out;
+    return this.wrap.prefix.length === 0 && this.wrap.suffix.length === 0 ? body : framed(this.wrap, body);
   }
 
   private templateSource(override: string | undefined, tools: unknown[] | undefined): string {
@@ -495,6 +489,15 @@ export interface SessionDelta {
 }
 
 const NO_WRAP: SequenceWrap = { prefix: [], suffix: [] };
+
+/** prefix ++ body ++ suffix as a new array (body is copied once, even when it is a view). */
+function framed(wrap: SequenceWrap, body: Uint32Array): Uint32Array {
+  const out = new Uint32Array(wrap.prefix.length + body.length + wrap.suffix.length);
+  out.set(wrap.prefix, 0);
+  out.set(body, wrap.prefix.length);
+  out.set(wrap.suffix, wrap.prefix.length + body.length);
+  return out;
+}
 
 /**
  * A session: the same results as the tokenizer's encode / encodeChat, computed
@@ -552,13 +555,7 @@ export class PromptSession {
   private wrapped(text: string, wrap: SequenceWrap): Uint32Array {
     this.inner.update(text);
     this.lastWrap = wrap;
-    if (wrap === NO_WRAP) return this.inner.ids();
-    const body = this.inner.ids();
-    const out = new Uint32Array(wrap.prefix.length + body.length + wrap.suffix.length);
-    out.set(wrap.prefix, 0);
-    out.set(body, wrap.prefix.length);
-    out.set(wrap.suffix, wrap.prefix.length + body.length);
-    return out;
+    return framed(wrap, this.inner.view());
   }
 
   private delta(text: string, wrap: SequenceWrap): SessionDelta {
@@ -568,13 +565,7 @@ export class PromptSession {
     const { prefix, suffix } = wrap;
     const bodyLength = this.inner.length;
     const total = prefix.length + bodyLength + suffix.length;
-    if (!sameWrap) {
-      const ids = new Uint32Array(total);
-      ids.set(prefix, 0);
-      ids.set(this.inner.ids(), prefix.length);
-      ids.set(suffix, prefix.length + bodyLength);
-      return { reused: 0, ids, total };
-    }
+    if (!sameWrap) return { reused: 0, ids: framed(wrap, this.inner.view()), total };
     // Past the common body prefix the old result continues with oldTail then the suffix and the
     // new one with body[reusedBody..] then the suffix; at most one side still has body ids
     // (reusedBody is maximal), so this loop runs at most suffix.length + 1 times.

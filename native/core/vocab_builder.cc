@@ -158,7 +158,14 @@ void buildModel(const ModelStrings& in, EncoderSpec& spec) {
     enc[k] = encodable;
     // ByteLevel decoder rule: a token with a char outside the alphabet is its own UTF-8.
     rawLen[k] = encodable ? chars : uint32_t(e - b);
-    if (keyOfId[in.ids[k]] != kNoId && in.rejectDuplicates) throw DuplicateVocabEntry("model.vocab: two keys share an id");
+    if (const uint32_t other = keyOfId[in.ids[k]]; other != kNoId) {
+      if (in.rejectDuplicates) throw DuplicateVocabEntry("model.vocab: two keys share an id");
+      const auto key = [&](uint32_t j) {
+        return std::string(reinterpret_cast<const char*>(s + spans[2 * j]), spans[2 * j + 1] - spans[2 * j]);
+      };
+      throw UnsupportedVocab("model.vocab maps both \"" + key(other) + "\" and \"" + key(uint32_t(k)) + "\" to id " +
+                             std::to_string(in.ids[k]) + " (the native core keeps one token per id)");
+    }
     keyOfId[in.ids[k]] = uint32_t(k);
   }
 

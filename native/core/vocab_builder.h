@@ -37,8 +37,15 @@ struct DuplicateVocabEntry : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Fills spec.vocabBytes / vocabOffsets / vocabEncodable / mergeTriples. When two keys
-/// share an id the later one names it (as a JS loop over the entries would). Throws
+/// Two keys with one id in a vocab that is already deduplicated (no rejectDuplicates): HF
+/// encodes both to that id, but the core keeps one token's bytes per id and would drop the
+/// other's. The caller serves the tokenizer another way (the binding: E_NATIVE_UNSUPPORTED).
+struct UnsupportedVocab : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Fills spec.vocabBytes / vocabOffsets / vocabEncodable / mergeTriples. Two keys with one
+/// id throw DuplicateVocabEntry or UnsupportedVocab (see there). Throws
 /// std::invalid_argument with a `model.merges[rank]: …` message for a bad merge.
 void buildModel(const ModelStrings& in, EncoderSpec& spec);
 

@@ -245,27 +245,11 @@ function buildModelBuffers(model: Obj): ModelBuffers {
   const n = keys.length;
   const vocabKeyLens = new Uint32Array(n);
   const vocabIds = new Uint32Array(n);
-  let maxId = 0;
   for (let i = 0; i < n; i++) {
     const id = vocab[keys[i]!] as unknown;
     if (!isTokenId(id)) throw badVocabId(keys[i]!, id);
     vocabIds[i] = id;
     vocabKeyLens[i] = keys[i]!.length;
-    if (id > maxId) maxId = id;
-  }
-  // Two tokens with one id: HF encodes both to that id, but the core keeps one token's
-  // bytes per id, so the other one's text would silently lose its id. The JS backend does
-  // it exactly (auto falls back to it).
-  const keyOfId = new Int32Array(maxId + 1).fill(-1);
-  for (let i = 0; i < n; i++) {
-    const id = vocabIds[i]!;
-    if (keyOfId[id] >= 0) {
-      throw new PromptencError(
-        'E_NATIVE_UNSUPPORTED',
-        `The native core cannot reproduce this tokenizer exactly: model.vocab maps both ${JSON.stringify(keys[keyOfId[id]!])} and ${JSON.stringify(keys[i])} to id ${id} (it keeps one token per id)`,
-      );
-    }
-    keyOfId[id] = i;
   }
   // '\0' between strings: a lone surrogate at the end of one cannot pair with the next.
   const vocabKeys = Buffer.from(keys.join('\0'), 'utf8');
@@ -366,6 +350,7 @@ export function createNativeBackend(init: BackendInit): Backend {
       return new Encoder(buildSpec(init.tokenizerJson, r, model));
     } catch (err) {
       if ((err as { code?: string }).code === 'E_NATIVE_RETRY') throw err;
+      if ((err as { code?: string }).code === 'E_NATIVE_UNSUPPORTED') throw new PromptencError('E_NATIVE_UNSUPPORTED', (err as Error).message, { cause: err });
       const code = (err as { code?: string }).code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE';
       throw new PromptencError(code, `native encoder construction failed: ${(err as Error).message}`, { cause: err });
     }
