@@ -119,13 +119,10 @@ bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint3
     if (s.hash == h && s.keyLen == n &&
         bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
       const uint32_t* src = s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
-      if (s.idCount == 1) {
+      if (s.idCount == 1)
         out.push_back(src[0]);
-      } else {
-        const size_t at = out.size();
-        out.resize(at + s.idCount);
-        std::memcpy(out.data() + at, src, s.idCount * sizeof(uint32_t));
-      }
+      else
+        out.insert(out.end(), src, src + s.idCount);  // no zero-fill first, unlike resize
       return true;
     }
     i = (i + 1) & mask_;

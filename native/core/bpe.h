@@ -52,19 +52,41 @@ using HugeVector = std::vector<T, HugePageAllocator<T>>;
 
 constexpr uint32_t kNoId = 0xFFFFFFFFu;
 
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint32_t load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+/// The bytes of a string of n <= 8 bytes as one integer, distinct for distinct strings
+/// of the same length. Two overlapping fixed-size loads instead of memcpy(&v, p, n): a
+/// variable-length memcpy is a library call plus a store-forwarding stall, and pieces
+/// are mostly this short (the hash and the word-cache compare run once per piece).
+inline uint64_t packShort(const uint8_t* p, size_t n) {
+  if (n >= 4) return load32(p) | (uint64_t(load32(p + n - 4)) << 32);
+  if (n >= 2) return uint64_t(p[0]) | uint64_t(p[1]) << 8 | uint64_t(p[n - 2]) << 16 | uint64_t(p[n - 1]) << 24;
+  return n ? p[0] : 0;
+}
+
 /// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots).
 inline uint64_t hashBytes(const uint8_t* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
-  while (n >= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    h = (h ^ v) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-    p += 8;
-    n -= 8;
+  uint64_t v;
+  if (n <= 8) {
+    v = packShort(p, n);
+  } else {
+    const uint8_t* last = p + n - 8;
+    for (; p < last; p += 8) {
+      h = (h ^ load64(p)) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    v = load64(last);  // the final 8 bytes, overlapping the previous block when n % 8 != 0
   }
-  uint64_t v = 0;
-  std::memcpy(&v, p, n);
   h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
   return h | 1;
@@ -72,12 +94,8 @@ inline uint64_t hashBytes(const uint8_t* p, size_t n) {
 
 /// memcmp(a, b, n) == 0, inlined for the short keys of the hot path.
 inline bool bytesEqual(const uint8_t* a, const uint8_t* b, size_t n) {
-  if (n <= 8) {
-    uint64_t x = 0, y = 0;
-    std::memcpy(&x, a, n);
-    std::memcpy(&y, b, n);
-    return x == y;
-  }
+  if (n <= 8) return packShort(a, n) == packShort(b, n);
+  if (n <= 16) return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
   return std::memcmp(a, b, n) == 0;
 }
 
