@@ -18,6 +18,10 @@
 
 #include "unicode.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace promptenc {
 
 enum class PreTokenizerKind : uint32_t {
@@ -343,6 +347,25 @@ inline bool isDeepSeekCjk(uint32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
 }
 
+/// The first index >= i (or e) whose byte is an ASCII digit or not ASCII: the only
+/// bytes at which DeepSeek-V3's first two Splits can cut. 16 bytes per step with SSE2.
+inline size_t skipAsciiNonDigits(const uint8_t* s, size_t i, size_t e) {
+#if defined(__SSE2__)
+  const __m128i bias = _mm_set1_epi8(char(0x80 - '0'));  // '0'..'9' -> -128..-119
+  const __m128i lim = _mm_set1_epi8(char(-128 + 10));
+  for (; i + 16 <= e; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    // Signed compares: a byte >= 0x80 is negative; a digit, shifted by the bias, is below lim.
+    const __m128i high = _mm_cmplt_epi8(v, _mm_setzero_si128());
+    const __m128i digit = _mm_cmplt_epi8(_mm_add_epi8(v, bias), lim);
+    const int mask = _mm_movemask_epi8(_mm_or_si128(high, digit));
+    if (mask) return i + size_t(__builtin_ctz(unsigned(mask)));
+  }
+#endif
+  while (i < e && s[i] < 0x80 && !(s[i] >= '0' && s[i] <= '9')) i++;
+  return i;
+}
+
 /// Runs `match` over [b, e) with Isolated behavior: matches and the gaps between
 /// them are both emitted, in order. `match(i)` returns the match end or 0.
 template <class Match, class Emit>
@@ -415,7 +438,7 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
       while (i < e) {
         const uint8_t b0 = s[i];
         if (b0 < 0x80 && !(b0 >= '0' && b0 <= '9')) {
-          i++;
+          i = skipAsciiNonDigits(s, i + 1, e);
           continue;
         }
         Char c = charAt(s, i, e);
