@@ -320,6 +320,7 @@ struct BpeScratch {
   HugeVector<Symbol> symbols;
   std::vector<uint64_t> initial;  // short pieces: the sorted initial pairs
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
+  std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
   RankQueue queue;             // long pieces
   WordCache cache;
 };
