@@ -193,3 +193,25 @@ describe('nativeUnsupportedReason', () => {
     );
   });
 });
+
+/**
+ * Sync encode returns results of up to 4,096 ids through one array owned by the encoder
+ * (copied out with slice) and longer ones as their own array: every result must be its own
+ * copy, exact at and around that size.
+ */
+describe.skipIf(!status.available)('sync encode results around the shared output array', () => {
+  it('gpt-4o: 4,095 / 4,096 / 4,097 ids equal the oracle, and earlier results survive later calls', async () => {
+    const json = loadJson('gpt4o');
+    const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+    const oracle = tokenizers.Tokenizer.fromFile(modelPath('gpt4o'));
+    const texts = [' a'.repeat(4095), ' b'.repeat(4096), ' c'.repeat(4097), 'short one', ''];
+    const got = texts.map((t) => be.encode(t));
+    const again = be.encode(' z'.repeat(100)); // would overwrite a result that aliased the shared array
+    for (const [i, t] of texts.entries()) {
+      const want = (await oracle.encode(t, null, { addSpecialTokens: false })).getIds();
+      expect(Array.from(got[i]!)).toEqual(want);
+    }
+    expect(got.slice(0, 3).map((r) => r.length)).toEqual([4095, 4096, 4097]);
+    expect(again.length).toBe(100);
+  });
+});

@@ -49,6 +49,9 @@ interface NativeEncoder {
   decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
   encodeAsync(text: string | Uint8Array): Promise<Uint32Array>;
   encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
+  /** encode that writes up to sharedIds().length ids into sharedIds() and returns their count (absent in older builds) */
+  encodeShared?(text: string): number | Uint32Array;
+  sharedIds?(): Uint32Array;
 }
 interface NativeAddon {
   Encoder: new (spec: NativeSpec) => NativeEncoder;
@@ -384,12 +387,22 @@ export function createNativeBackend(init: BackendInit): Backend {
     }
   };
 
+  // Short results come back through one array owned by the encoder and are copied out
+  // with slice: cheaper than a new Uint32Array made through N-API on every call.
+  const shared = core.sharedIds?.();
+  const encodeCore = shared
+    ? (text: string): Uint32Array => {
+        const r = core.encodeShared!(text);
+        return typeof r === 'number' ? shared.slice(0, r) : r;
+      }
+    : (text: string): Uint32Array => core.encode(text);
+
   return {
     kind: 'native',
     encode(text: string): Uint32Array {
       checkText(text, 'text');
       if (needsFallback(text)) return jsFallback().encode(text);
-      return core.encode(text);
+      return encodeCore(text);
     },
     count(text: string): number {
       checkText(text, 'text');
