@@ -412,14 +412,18 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     }
   }
 
+  /// The text argument encoded into idsBuf_ with the sync state (JS thread only).
+  std::vector<uint32_t>& encodeArg(const Napi::CallbackInfo& info) {
+    auto text = textBytes(info, 0, textBuf_);
+    idsBuf_.clear();
+    idsBuf_.reserve(text.second / 2 + 4);
+    core_->encode(text.first, text.second, idsBuf_, *syncState_);
+    return idsBuf_;
+  }
+
   Napi::Value Encode(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      auto text = textBytes(info, 0, textBuf_);
-      std::vector<uint32_t>& ids = idsBuf_;
-      ids.clear();
-      ids.reserve(text.second / 2 + 4);
-      core_->encode(text.first, text.second, ids, *syncState_);
-      Napi::Value out = toUint32Array(info.Env(), ids);
+      Napi::Value out = toUint32Array(info.Env(), encodeArg(info));
       trimBuffers();
       return out;
     });
@@ -442,29 +446,22 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   /// a fraction of that.
   Napi::Value EncodeShared(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      auto text = textBytes(info, 0, textBuf_);
-      std::vector<uint32_t>& ids = idsBuf_;
-      ids.clear();
-      core_->encode(text.first, text.second, ids, *syncState_);
+      const std::vector<uint32_t>& ids = encodeArg(info);
+      Napi::Value out;
       if (shared_ == nullptr || ids.size() > kSharedIds) {
-        Napi::Value out = toUint32Array(info.Env(), ids);
-        trimBuffers();
-        return out;
+        out = toUint32Array(info.Env(), ids);
+      } else {
+        if (!ids.empty()) std::memcpy(shared_, ids.data(), ids.size() * sizeof(uint32_t));
+        out = Napi::Number::New(info.Env(), double(ids.size()));
       }
-      if (!ids.empty()) std::memcpy(shared_, ids.data(), ids.size() * sizeof(uint32_t));
-      const double count = double(ids.size());
       trimBuffers();
-      return Napi::Number::New(info.Env(), count);
+      return out;
     });
   }
 
   Napi::Value Count(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      auto text = textBytes(info, 0, textBuf_);
-      std::vector<uint32_t>& ids = idsBuf_;
-      ids.clear();
-      core_->encode(text.first, text.second, ids, *syncState_);
-      const double count = double(ids.size());
+      const double count = double(encodeArg(info).size());
       trimBuffers();
       return Napi::Number::New(info.Env(), count);
     });
