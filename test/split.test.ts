@@ -6,24 +6,60 @@
  * is what catches one.) Random strings over added-token text, partial tokens, whitespace
  * and plain text, for tokenizers with raw and normalized tokens.
  */
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { AddedTokenScanner } from '../src/split.js';
 import type { TokenizerJson } from '../src/backend/types.js';
 import { rng } from './helpers/conversation.mjs';
-import { modelPath, oracleEncode, type ModelName } from './helpers/oracle.js';
+import { modelPath, oracleEncode } from './helpers/oracle.js';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
 
-const FILLER = ['hello', ' ', '  ', '\n', 'x<', '<', '>', '|', '｜', '中文', 'é', '😀', '<|', '<｜', '▁', 'end', 'of', 'text'];
+const FILLER = ['hello', ' ', '  ', '\n', 'x<', '<', '>', '|', '｜', '中文', 'é', '😀', '<|', '<｜', '▁', 'end', 'of', 'text', '[', '/', 'q', 'qzxvs', 'n', '\t', '{', '@', '$'];
+
+/** llama3 plus tokens with other first characters, lstrip/rstrip/single_word and normalized ones. */
+function edgeCaseTokenizer(dir: string, moreFirstChars: boolean): string {
+  const json = JSON.parse(readFileSync(modelPath('llama3'), 'utf8')) as TokenizerJson;
+  let next = 128256;
+  const extra = [
+    { content: '<L>', lstrip: true, rstrip: false, single_word: false, normalized: false },
+    { content: '<R>', lstrip: false, rstrip: true, single_word: false, normalized: false },
+    { content: 'qzxv', lstrip: false, rstrip: false, single_word: true, normalized: false },
+    { content: 'ngzq', lstrip: false, rstrip: false, single_word: false, normalized: true },
+    { content: ' <sp>', lstrip: false, rstrip: true, single_word: false, normalized: false },
+    ...(moreFirstChars ? ['{x}', '@y@', '$z'].map((content) => ({ content, lstrip: false, rstrip: false, single_word: false, normalized: false })) : []),
+  ];
+  json.added_tokens = [...(json.added_tokens ?? []), ...extra.map((t) => ({ ...t, special: true, id: next++ }))];
+  const path = join(dir, `tokenizer-${moreFirstChars ? 6 : 3}.json`);
+  writeFileSync(path, JSON.stringify(json));
+  return path;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'promptenc-split-'));
+const SOURCES: Array<[string, () => string]> = [
+  ['deepseek-v3 (raw and normalized tokens)', () => modelPath('deepseek-v3')],
+  ['qwen3', () => modelPath('qwen3')],
+  ['llama3', () => modelPath('llama3')],
+  ['gpt-4o', () => modelPath('gpt-4o')],
+  ['GLM format (tokens start with "<", "[" and "/")', () => join(buildGlmTokenizerDir(), 'tokenizer.json')],
+  ['lstrip/rstrip/single_word/normalized tokens (3 first characters, indexOf jumps)', () => edgeCaseTokenizer(tmp, false)],
+  ['the same with 6 first characters (per-character loop)', () => edgeCaseTokenizer(tmp, true)],
+];
+afterAll(() => {
+  removeGlmTokenizerDir();
+  rmSync(tmp, { recursive: true, force: true });
+});
 
 describe('AddedTokenScanner finds what the oracle finds', () => {
-  for (const model of ['deepseek-v3', 'qwen3', 'llama3', 'gpt-4o'] as ModelName[]) {
-    it(model, async () => {
-      const path = modelPath(model);
+  for (const [name, source] of SOURCES) {
+    it(name, async () => {
+      const path = source();
       const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
       const scanner = new AddedTokenScanner(json);
       const added = json.added_tokens ?? [];
       const contents = added.map((t) => t.content);
-      const r = rng(model.length * 7919);
+      const r = rng(name.length * 7919);
       let found = 0;
       for (let k = 0; k < 250; k++) {
         let text = '';
