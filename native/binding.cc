@@ -381,6 +381,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       s.normalizer = promptenc::NormalizerKind(spec.Get("normalizer").ToNumber().Uint32Value());
       s.addPrefixSpace = boolField(spec, "addPrefixSpace");
       s.ignoreMerges = boolField(spec, "ignoreMerges");
+      if (spec.Get("sse2Only").IsBoolean()) s.sse2Only = spec.Get("sse2Only").As<Napi::Boolean>().Value();
       if (spec.Get("queueMinSymbols").IsNumber())
         s.queueMinSymbols = spec.Get("queueMinSymbols").As<Napi::Number>().Uint32Value();
       core_ = std::make_shared<const Encoder>(std::move(s));

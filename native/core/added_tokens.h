@@ -7,6 +7,13 @@
 #include <string>
 #include <vector>
 
+// x86-64 builds target SSE2; the added-token scan also has an AVX2 loop chosen at run time.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define PROMPTENC_AVX2_DISPATCH 1
+#else
+#define PROMPTENC_AVX2_DISPATCH 0
+#endif
+
 namespace promptenc {
 
 struct AddedTokenSpec {
@@ -26,7 +33,8 @@ struct AddedTokenSpec {
 /// that start no pattern (first-byte bitmap), O(longest pattern) per candidate start.
 class AddedTokenTrie {
  public:
-  void build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass);
+  /// sse2Only: never take the AVX2 scan loop (a testing knob; the result is the same).
+  void build(const std::vector<AddedTokenSpec>& tokens, bool normalizedPass, bool sse2Only = false);
   bool empty() const { return nodes_.size() <= 1; }
   /// Finds the leftmost-longest match in s[from, n). Returns false when none.
   bool find(const uint8_t* s, size_t from, size_t n, size_t& start, size_t& end, uint32_t& tokenIndex) const;
@@ -46,12 +54,24 @@ class AddedTokenTrie {
   /// pattern, and it is a whole pattern or its next byte can follow it in one.
   size_t nextCandidate(const uint8_t* s, size_t i, size_t n) const;
   bool isFirst(uint8_t b) const { return (firstByte_[b >> 6] >> (b & 63)) & 1; }
+  /// A match can start at k: s[k] is a whole pattern, or (s[k], s[k + 1]) begins one.
+  bool viable(const uint8_t* s, size_t k, size_t n) const {
+    const uint8_t b0 = s[k];
+    if ((oneByte_[b0 >> 6] >> (b0 & 63)) & 1) return true;
+    if (k + 1 == n) return false;
+    const size_t pair = size_t(b0) * 256 + s[k + 1];
+    return ((pairStarts_[pair >> 6] >> (pair & 63)) & 1) != 0;
+  }
+#if PROMPTENC_AVX2_DISPATCH
+  size_t scanAvx2(const uint8_t* s, size_t i, size_t n) const;
+#endif
   uint64_t firstByte_[4] = {0, 0, 0, 0};
   int singleFirstByte_ = -1;  // the only byte that starts a pattern, or -1
   // Up to kMaxScanBytes distinct first bytes are searched 16 bytes at a time (SSE2).
   static constexpr int kMaxScanBytes = 8;
   uint8_t scanBytes_[kMaxScanBytes] = {};
   int scanByteCount_ = 0;  // 0 = more than kMaxScanBytes: byte-by-byte bitmap test
+  bool avx2_ = false;      // the CPU has AVX2 and the knob allows it
   int16_t scanSecond_[kMaxScanBytes] = {};  // the only byte that can follow scanBytes_[k], or -1
   // A candidate start i with no one-byte pattern for s[i] needs (s[i], s[i+1]) to begin
   // some pattern: with Gemma 3's 6 K tokens, '\n' starts patterns ("\n\n\n…") but "\n"

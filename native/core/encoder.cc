@@ -104,8 +104,8 @@ Encoder::Encoder(EncoderSpec spec)
   if (uint32_t(preTokenizer_) > uint32_t(PreTokenizerKind::DeepSeekV3))
     throw std::invalid_argument("unknown pre-tokenizer kind");
   if (spec.queueMinSymbols) model_.setQueueMinSymbols(spec.queueMinSymbols);
-  rawTrie_.build(added_, false);
-  normalizedTrie_.build(added_, true);
+  rawTrie_.build(added_, false, spec.sse2Only);
+  normalizedTrie_.build(added_, true, spec.sse2Only);
 
   // Decode table: HF decode looks an id up in the added vocabulary first, then the model.
   size_t maxId = model_.vocabSize();

@@ -32,6 +32,7 @@ struct EncoderSpec {
   bool ignoreMerges = false;
   NormalizerKind normalizer = NormalizerKind::None;
   size_t queueMinSymbols = 0;  // 0 = default; see BpeModel::setQueueMinSymbols
+  bool sse2Only = false;       // testing knob: the added-token scan does not use AVX2
 };
 
 /// Mutable per-thread state for Encoder::encode: scratch buffers and a word cache.

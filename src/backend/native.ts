@@ -83,6 +83,8 @@ interface SpecRest {
   ignoreMerges: boolean;
   /** testing knob (PROMPTENC_NATIVE_QUEUE_MIN): pieces this long go through the long-piece path (cuts + rank queue); 2 = every piece, trying a cut at every position */
   queueMinSymbols?: number;
+  /** testing knob (PROMPTENC_NATIVE_SIMD=sse2): the added-token scan skips its AVX2 loop, so the SSE2 one runs */
+  sse2Only?: boolean;
 }
 
 function defaultAddonPath(): string {
@@ -308,6 +310,7 @@ function buildSpec(json: TokenizerJson, r: Recognised, modelSpec: ModelSpec): Na
     addPrefixSpace: r.addPrefixSpace,
     ignoreMerges: model.ignore_merges === true,
     ...(process.env.PROMPTENC_NATIVE_QUEUE_MIN ? { queueMinSymbols: Number(process.env.PROMPTENC_NATIVE_QUEUE_MIN) } : {}),
+    ...(process.env.PROMPTENC_NATIVE_SIMD === 'sse2' ? { sse2Only: true } : {}),
   };
 }
 
