@@ -154,7 +154,7 @@ export class EncodeSession {
   private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number): void {
     const { scanner } = this.host;
     const matches = scanner.scan(suffix);
-    const after = matchesAgree(matches, ids, scanner.ids);
+    const after = matchesAgree(matches, ids, scanner.isAdded);
     if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
     let gapStart = 0;
     let gapTok = 0;

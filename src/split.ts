@@ -91,6 +91,8 @@ export class AddedTokenScanner {
   private readonly normalized: TrieNode | undefined;
   private readonly anySingleWord: boolean;
   readonly ids: ReadonlySet<number>;
+  /** isAdded[id] === 1 for added-token ids: the per-id test of matchesAgree (a Set lookup per id cost ~0.3 ms per 16 k ids). */
+  readonly isAdded: Uint8Array;
 
   constructor(json: TokenizerJson) {
     const tokens = json.added_tokens ?? [];
@@ -101,6 +103,8 @@ export class AddedTokenScanner {
     this.normalized = normalizedTokens.length > 0 && isIdentityNormalizer(json.normalizer) ? buildTrie(normalizedTokens) : undefined;
     this.anySingleWord = tokens.some((t) => t.single_word);
     this.ids = new Set(tokens.map((t) => t.id));
+    this.isAdded = new Uint8Array(tokens.reduce((m, t) => Math.max(m, t.id + 1), 0));
+    for (const t of tokens) this.isAdded[t.id] = 1;
   }
 
   /** All added-token splits in `text`, in order, as HF finds them. */
@@ -223,11 +227,11 @@ export class AddedTokenScanner {
  * added-token IDs appear in the same order. Returns, for each match, the index in `ids`
  * just after its token, or undefined on any disagreement.
  */
-export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, addedIds: ReadonlySet<number>): number[] | undefined {
+export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, isAdded: Uint8Array): number[] | undefined {
   const positions: number[] = [];
   let m = 0;
   for (let i = 0; i < ids.length; i++) {
-    if (!addedIds.has(ids[i]!)) continue;
+    if (isAdded[ids[i]!] !== 1) continue; // ids past the table's end read undefined: not added
     if (m >= matches.length || matches[m]!.id !== ids[i]) return undefined;
     positions.push(i + 1);
     m++;

@@ -197,7 +197,7 @@ export class PromptTokenizer {
         ids = this.impl.encode(chunk);
         const local = matches.slice(firstMatch, last ? matches.length : m + 1).map((x) => ({ ...x, start: x.start - chunkStart, end: x.end - chunkStart }));
         // The chunk must hold exactly the added tokens the scanner saw, else the cut is not trusted.
-        if (!matchesAgree(local, ids, scanner.ids)) return this.impl.encode(text);
+        if (!matchesAgree(local, ids, scanner.isAdded)) return this.impl.encode(text);
         cache.set(chunk, ids);
       }
       parts.push(ids);
