@@ -5,7 +5,7 @@
 // Template rendering is timed separately: it is the same for all three and, past
 // ~50k tokens, it is the larger cost (see the render column).
 import { loadTokenizer } from '../dist/index.js';
-import { agentConversation, bigText, rng } from '../test/helpers/conversation.mjs';
+import { agentConversation, bigText, prefixWithTokens, rng } from '../test/helpers/conversation.mjs';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
 import { f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
 
@@ -34,15 +34,7 @@ function ms(fn) {
 
 /** A history of about `target` tokens: the seeded agent conversation, cut where it reaches the size. */
 function historyOf(tok, target) {
-  const all = agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 });
-  let lo = 2;
-  let hi = all.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (tok.countChat(all.slice(0, mid)) < target) lo = mid + 1;
-    else hi = mid;
-  }
-  return all.slice(0, lo);
+  return prefixWithTokens(tok, agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 }), target);
 }
 
 async function measure(name, source) {

@@ -98,3 +98,18 @@ export function agentConversation(seed, turns, opts = {}) {
   }
   return messages;
 }
+
+/**
+ * The shortest prefix of `messages` (at least 2) whose chat prompt has `target` tokens or
+ * more by `tok.countChat` (binary search; the whole list when it never gets there).
+ */
+export function prefixWithTokens(tok, messages, target) {
+  let lo = 2;
+  let hi = messages.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tok.countChat(messages.slice(0, mid)) < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return messages.slice(0, lo);
+}
