@@ -32,7 +32,22 @@ const all = docs.join('\u0000');
 // what is encoded; leaving them out keeps the two runs' BPE work identical.
 const gemmaContents = [...new Set(gemma.added_tokens.map((t) => t.content))].filter((c) => !all.includes(c));
 const small = llama.added_tokens.slice(0, 20).map((t) => t.content);
-const dirs = { [`${small.length} added tokens`]: withAdded(small), [`${gemmaContents.length} added tokens (Gemma 3's)`]: withAdded(gemmaContents) };
+// Second control: 20 of Gemma's own tokens covering every first byte the 6 K list has ("<",
+// "\n", "\t", "[", 0xE2). The splitter's per-byte work depends on which bytes can start a
+// token (candidates to check), not on how many tokens there are; this row separates the two.
+const byFirst = new Map();
+for (const c of gemmaContents) {
+  const b = Buffer.from(c)[0];
+  if (!byFirst.has(b)) byFirst.set(b, []);
+  byFirst.get(b).push(c);
+}
+const sameFirst = [];
+for (let k = 0; sameFirst.length < 20 && k < 20; k++) for (const list of byFirst.values()) if (k < list.length && sameFirst.length < 20) sameFirst.push(list[k]);
+const dirs = {
+  [`${small.length} added tokens (Llama 3's, all start with "<")`]: withAdded(small),
+  [`${sameFirst.length} of Gemma 3's tokens, its ${byFirst.size} first bytes`]: withAdded(sameFirst),
+  [`${gemmaContents.length} added tokens (Gemma 3's)`]: withAdded(gemmaContents),
+};
 
 // Both tokenizers are loaded side by side and measured in alternating rounds (order swapped
 // every round), and the ratio is the median of the per-round ratios: on this VM the core's
@@ -52,21 +67,35 @@ function pass(tok) {
   const cpu = process.cpuUsage(t0);
   return corpus.bytes / 1e6 / ((cpu.user + cpu.system) / 1e6);
 }
-const ratios = [];
+// Each round measures every config, in an order rotated per round; a config's ratio to the
+// control is the median of its per-round ratios.
+const ratios = entries.map(() => []);
 for (let r = 0; r < ROUNDS; r++) {
-  const order = r % 2 ? [1, 0] : [0, 1];
   const got = [];
-  for (const i of order) got[i] = pass(entries[i].tok);
-  entries[0].samples.push(got[0]);
-  entries[1].samples.push(got[1]);
-  ratios.push(got[1] / got[0]);
+  for (let k = 0; k < entries.length; k++) {
+    const i = (k + r) % entries.length;
+    got[i] = pass(entries[i].tok);
+  }
+  entries.forEach((e, i) => {
+    e.samples.push(got[i]);
+    ratios[i].push(got[i] / got[0]);
+  });
 }
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-const results = entries.map((e) => ({ name: e.name, tokens: e.tokens, mbPerCpuSecond: median(e.samples) }));
-const ratio = median(ratios);
+const results = entries.map((e, i) => ({ name: e.name, tokens: e.tokens, mbPerCpuSecond: median(e.samples), ratio: median(ratios[i]), ratioMin: Math.min(...ratios[i]), ratioMax: Math.max(...ratios[i]) }));
+// The count effect alone: the 6 K list against the 20 Gemma tokens with the same first bytes.
+const countRatios = ratios[2].map((x, r) => x / ratios[1][r]);
+const countRatio = median(countRatios);
 for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
-const [ctl, big] = results;
-console.log(`## Added-token splitter: ${big.name} vs ${ctl.name} (native, CPU time, ${ROUNDS} alternating rounds)\n`);
-console.log(table(['tokenizer', 'tokens', 'MB per CPU-second (median)', 'ratio to control (median of per-round ratios)'], results.map((r, i) => [r.name, r.tokens, f(r.mbPerCpuSecond, 1), i === 0 ? '1.00×' : `${f(ratio, 2)}× (rounds ${f(Math.min(...ratios), 2)}–${f(Math.max(...ratios), 2)})`])));
-console.log(`\nSame token count: ${ctl.tokens === big.tokens ? 'yes' : 'NO'}. Machine: ${machine().cpu}, Node ${process.version}`);
-writeJson(jsonOutPath(), { machine: machine(), results, ratio, ratios });
+const [ctl, , big] = results;
+console.log(`## Added-token splitter: ${big.name} vs 20 (native, CPU time, ${ROUNDS} rounds, order rotated)\n`);
+console.log(
+  table(
+    ['tokenizer', 'tokens', 'MB per CPU-second (median)', 'ratio to the first row (median of per-round ratios)'],
+    results.map((r, i) => [r.name, r.tokens, f(r.mbPerCpuSecond, 1), i === 0 ? '1.00×' : `${f(r.ratio, 2)}× (rounds ${f(r.ratioMin, 2)}–${f(r.ratioMax, 2)})`]),
+  ),
+);
+console.log(`\nToken count alone (6 K Gemma tokens ÷ 20 Gemma tokens with the same first bytes, median of per-round ratios): ${f(countRatio, 2)}× (rounds ${f(Math.min(...countRatios), 2)}–${f(Math.max(...countRatios), 2)}).`);
+const same = results.every((r) => r.tokens === ctl.tokens);
+console.log(`Same token count: ${same ? 'yes' : 'NO'}. Machine: ${machine().cpu}, Node ${process.version}`);
+writeJson(jsonOutPath(), { machine: machine(), results, countRatio, countRatios, ratios });
