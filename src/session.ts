@@ -46,6 +46,8 @@ const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
  * against a full encode.
  * Cost: O(changed suffix) encode work, plus an O(n) memcmp for the common prefix
  * (≈ 0.06 ms for 1 MB of prompt, comparing slices in V8); ids stay in one growing buffer.
+ * A call that re-encodes more than half of the text defers placing its cuts to the next
+ * call, which places them only up to its own common prefix (see pendingChar).
  */
 export class EncodeSession {
   private text = '';
@@ -54,6 +56,15 @@ export class EncodeSession {
   private len = 0;
   private cutChars: number[] = [];
   private cutTokens: number[] = [];
+  /**
+   * Cuts of text[pendingChar..] (ids[pendingTok..]) not placed yet, or -1. A call that
+   * re-encodes most of the text (a template that rewrote earlier turns) leaves them to the
+   * next call, which places them only as far as its own common prefix reaches: with the GLM
+   * template below ~60 k tokens almost every call rewrites early turns, and placing cuts the
+   * next call cannot use cost about half a full encode.
+   */
+  private pendingChar = -1;
+  private pendingTok = 0;
   private readonly counters: SessionStats = { reusedChars: 0, encodedChars: 0, calls: 0 };
 
   constructor(private readonly host: SessionHost) {}
@@ -68,6 +79,7 @@ export class EncodeSession {
     this.len = 0;
     this.cutChars = [];
     this.cutTokens = [];
+    this.pendingChar = -1;
   }
 
   /** The current ids (a copy: O(n), the only O(n) step of a call that returns them all). */
@@ -110,6 +122,7 @@ export class EncodeSession {
     }
     const common = this.counters.calls > 1 ? commonPrefixLength(this.text, text) : 0;
     const margin = Math.max(this.host.scanner.maxLength, 1);
+    if (this.pendingChar >= 0) this.placePendingCuts(common, margin);
     // Last cut c with c + margin <= common (binary search: cuts are sorted).
     let lo = 0;
     let hi = this.cutChars.length;
@@ -144,21 +157,52 @@ export class EncodeSession {
 
     this.cutChars.length = keep;
     this.cutTokens.length = keep;
-    this.addCuts(suffix, suffixIds, startChar, startTok);
+    if (this.counters.calls > 1 && startChar < text.length / 2) {
+      this.pendingChar = startChar;
+      this.pendingTok = startTok;
+    } else {
+      this.addCuts(suffix, suffixIds, startChar, startTok, false);
+    }
     this.text = text;
     this.counters.reusedChars += startChar;
     this.counters.encodedChars += suffix.length;
     return { reused, oldLength, oldTail };
   }
 
-  private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number): void {
+  /**
+   * Places the deferred cuts of the previous text that the new one can use: those below
+   * `common` (the previous and the new text agree there). Runs before this call changes
+   * text or ids.
+   */
+  private placePendingCuts(common: number, margin: number): void {
+    const charBase = this.pendingChar;
+    const tokBase = this.pendingTok;
+    this.pendingChar = -1;
+    if (common - margin <= charBase) return; // no cut in the region could be kept
+    const end = Math.min(common, this.text.length);
+    this.addCuts(this.text.slice(charBase, end), this.buf.subarray(tokBase, this.len), charBase, tokBase, end < this.text.length);
+  }
+
+  /**
+   * Cuts for `suffix` (= text[charBase..]) whose ids are `ids` (= ids[tokBase..]). With
+   * `truncated`, suffix stops before the text does and `ids` still cover the whole rest: only
+   * matches the scanner decides from characters inside suffix are used (start + margin + 1
+   * <= its length: leftmost-longest reads maxLength characters, single_word one more), their
+   * ids are matched against a prefix of `ids`, and the unterminated last gap gets no inner cuts.
+   */
+  private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number, truncated: boolean): void {
     const { scanner } = this.host;
     const matches = scanner.scan(suffix);
-    const after = matchesAgree(matches, ids, scanner.isAdded);
+    if (truncated) {
+      const decided = suffix.length - Math.max(scanner.maxLength, 1) - 1;
+      while (matches.length > 0 && matches[matches.length - 1]!.start > decided) matches.pop();
+    }
+    const after = matchesAgree(matches, ids, scanner.isAdded, truncated);
     if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
     let gapStart = 0;
     let gapTok = 0;
     for (let m = 0; m <= matches.length; m++) {
+      if (m === matches.length && truncated) break;
       const gapEnd = m < matches.length ? matches[m]!.start : suffix.length;
       const gapTokEnd = m < matches.length ? after[m]! - 1 : ids.length;
       if (gapEnd - gapStart >= 2 * INNER_STRIDE) this.addInnerCuts(suffix, ids, gapStart, gapEnd, gapTok, gapTokEnd, charBase, tokBase);

@@ -227,10 +227,11 @@ export class AddedTokenScanner {
  * added-token IDs appear in the same order. Returns, for each match, the index in `ids`
  * just after its token, or undefined on any disagreement.
  */
-export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, isAdded: Uint8Array): number[] | undefined {
+export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, isAdded: Uint8Array, prefixOnly = false): number[] | undefined {
   const positions: number[] = [];
   let m = 0;
   for (let i = 0; i < ids.length; i++) {
+    if (prefixOnly && m === matches.length) break; // `matches` cover only a prefix of the text `ids` encode
     if (isAdded[ids[i]!] !== 1) continue; // ids past the table's end read undefined: not added
     if (m >= matches.length || matches[m]!.id !== ids[i]) return undefined;
     positions.push(i + 1);
