@@ -90,7 +90,6 @@ export class AddedTokenScanner {
   private readonly raw: TrieNode;
   private readonly normalized: TrieNode | undefined;
   private readonly anySingleWord: boolean;
-  readonly ids: ReadonlySet<number>;
   /** isAdded[id] === 1 for added-token ids: the per-id test of matchesAgree (a Set lookup per id cost ~0.3 ms per 16 k ids). */
   readonly isAdded: Uint8Array;
 
@@ -102,7 +101,6 @@ export class AddedTokenScanner {
     // With a real normalizer, normalized tokens match in normalized text whose offsets differ: leave those gaps whole.
     this.normalized = normalizedTokens.length > 0 && isIdentityNormalizer(json.normalizer) ? buildTrie(normalizedTokens) : undefined;
     this.anySingleWord = tokens.some((t) => t.single_word);
-    this.ids = new Set(tokens.map((t) => t.id));
     this.isAdded = new Uint8Array(tokens.reduce((m, t) => Math.max(m, t.id + 1), 0));
     for (const t of tokens) this.isAdded[t.id] = 1;
   }
