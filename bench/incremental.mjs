@@ -56,6 +56,8 @@ async function measure(name, source) {
     const cache = [];
     const render = [];
     const alone = [];
+    const chatRender = [];
+    const chatEncode = [];
     let tokens = 0;
     for (let i = 0; i < REPS; i++) {
       const turn = { role: 'user', content: bigText(r, 1000) };
@@ -81,6 +83,17 @@ async function measure(name, source) {
       if (base.total !== prev.length || d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j]) || !prev.subarray(0, d.reused).every((v, j) => v === want[j])) {
         throw new Error(`${name} ${size}: delta result differs from the full encode`);
       }
+      // Chat path: the session renders incrementally (reusing the previous render's loop
+      // iterations) and learns the unchanged prefix from the render, so no O(n) text compare.
+      const sc = tok.createSession();
+      sc.encodeChatDelta(history);
+      const [tChatRender, rendered] = ms(() => sc.renderIncremental(next));
+      const [tChatEncode, dc] = ms(() => sc.encodeRenderedDelta(rendered));
+      chatRender.push(tChatRender);
+      chatEncode.push(tChatEncode);
+      if (rendered.text !== prompt || dc.total !== want.length || !dc.ids.every((v, j) => v === want[dc.reused + j])) {
+        throw new Error(`${name} ${size}: chat delta differs from the full encode`);
+      }
       // Floor: only the added text, same preceding work as the session calls.
       const added = prompt.slice(commonPrefixLength(historyPrompt, prompt));
       tok.encode(historyPrompt, { addSpecialTokens: false });
@@ -92,13 +105,14 @@ async function measure(name, source) {
         throw new Error(`${name} ${size}: incremental result differs from the full encode`);
       }
     }
-    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), deltaMs: median(delta), changedIds: median(changed), cacheMs: median(cache), turnMs: median(alone), renderMs: median(render) };
+    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), deltaMs: median(delta), changedIds: median(changed), cacheMs: median(cache), turnMs: median(alone), chatRenderMs: median(chatRender), chatEncodeMs: median(chatEncode), renderMs: median(render) };
     row.sessionSpeedup = row.fullMs / row.sessionMs;
     row.deltaSpeedup = row.fullMs / row.deltaMs;
     row.cacheSpeedup = row.fullMs / row.cacheMs;
     row.turnBound = row.fullMs / row.turnMs;
+    row.chatSpeedup = row.fullMs / row.chatEncodeMs;
     rows.push(row);
-    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, delta ${f(row.deltaMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, turn alone ${f(row.turnMs, 3)} ms, render ${f(row.renderMs, 1)} ms\n`);
+    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, delta ${f(row.deltaMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, turn alone ${f(row.turnMs, 3)} ms, chat delta ${f(row.chatEncodeMs, 3)} ms + incremental render ${f(row.chatRenderMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`);
   }
   return rows;
 }
@@ -106,8 +120,8 @@ async function measure(name, source) {
 const rows = [...(await measure('deepseek-v3', 'deepseek-v3')), ...(await measure('glm-format', buildGlmTokenizerDir()))];
 removeGlmTokenizerDir();
 const md = table(
-  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'session delta ms', 'delta ×', 'ids in delta', 'segment cache ms', 'cache ×', 'turn alone ms', 'bound ×', 'render ms'],
-  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.deltaMs, 3), `${f(r.deltaSpeedup, 0)}×`, r.changedIds, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.turnMs, 3), `${f(r.turnBound, 0)}×`, f(r.renderMs, 1)]),
+  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'session delta ms', 'delta ×', 'ids in delta', 'segment cache ms', 'cache ×', 'turn alone ms', 'bound ×', 'chat delta ms', 'chat ×', 'render ms', 'incremental render ms'],
+  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.deltaMs, 3), `${f(r.deltaSpeedup, 0)}×`, r.changedIds, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.turnMs, 3), `${f(r.turnBound, 0)}×`, f(r.chatEncodeMs, 3), `${f(r.chatSpeedup, 0)}×`, f(r.renderMs, 1), f(r.chatRenderMs, 2)]),
 );
 console.log(`## Adding one ~1 KB turn (median of ${REPS}); encode work only, render timed apart\n\n${md}\n\nMachine: ${machine().cpu}, Node ${process.version}`);
 writeJson(jsonOutPath(), { machine: machine(), rows });

@@ -14,6 +14,16 @@ export interface SessionHost {
   newlineBreaks: boolean;
 }
 
+/**
+ * What a caller knows about the new text without reading it (an incremental render):
+ * it agrees with the previous text on [0, common), and tail(c) is text.slice(c).
+ * Then the O(n) compare is skipped, and so is flattening a rope-shaped text.
+ */
+export interface PrefixHint {
+  common: number;
+  tail(from: number): string;
+}
+
 export interface SessionStats {
   /** Characters whose IDs were reused from the previous call. */
   reusedChars: number;
@@ -113,14 +123,14 @@ export class EncodeSession {
    * `oldTail` holds the old ids[reused, reused + 16) (for callers that compare past the body).
    * Cost: O(common prefix) memcmp on the text + O(changed suffix) encode; no O(n) id work.
    */
-  update(text: string): { reused: number; oldLength: number; oldTail: Uint32Array } {
+  update(text: string, hint?: PrefixHint): { reused: number; oldLength: number; oldTail: Uint32Array } {
     this.counters.calls++;
     const oldLength = this.len;
-    if (this.counters.calls > 1 && text === this.text) {
+    if (this.counters.calls > 1 && hint === undefined && text === this.text) {
       this.counters.reusedChars += text.length;
       return { reused: oldLength, oldLength, oldTail: new Uint32Array(0) };
     }
-    const common = this.counters.calls > 1 ? commonPrefixLength(this.text, text) : 0;
+    const common = this.counters.calls > 1 ? (hint ? hint.common : commonPrefixLength(this.text, text)) : 0;
     const margin = Math.max(this.host.scanner.maxLength, 1);
     if (this.pendingChar >= 0) this.placePendingCuts(common, margin);
     // Last cut c with c + margin <= common (binary search: cuts are sorted).
@@ -134,7 +144,7 @@ export class EncodeSession {
     const keep = lo; // cuts [0, keep) stay valid
     const startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
     const startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
-    const suffix = text.slice(startChar);
+    const suffix = hint ? hint.tail(startChar) : text.slice(startChar);
     const suffixIds = this.host.encodeBody(suffix);
 
     // The cut only promises equality up to startTok; the re-encoded tokens often match the old ones further.

@@ -3,12 +3,13 @@ import { checkAddedTokenIds, readTokenizerFiles, type ModelScanner, type Tokeniz
 import { sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
-import { compileTemplate } from './template/render.js';
+import { compileTemplate, type ChatTemplate, type RenderContext } from './template/render.js';
+import { RenderMemo, tailOfPieces } from './template/incremental.js';
 import { validateMessages, validateTools, type ChatMessage, type ToolDefinition } from './template/messages.js';
 import { AddedTokenScanner, matchesAgree } from './split.js';
 import { byteLevelTokenLengths } from './offsets.js';
 import { preTokenizerFamily } from './families.js';
-import { EncodeSession, type SessionHost } from './session.js';
+import { EncodeSession, type PrefixHint, type SessionHost } from './session.js';
 import { SegmentCache, type SegmentCacheStats } from './segment-cache.js';
 import { attribute, markerWrapper, searchSpans, stripMarkers, tokenStarts, type ChatTokenBreakdown } from './accounting.js';
 import type { PrescannedModel, TokenizerJson } from './backend/types.js';
@@ -278,19 +279,33 @@ export class PromptTokenizer {
 
   /** The prompt string, exactly as transformers' apply_chat_template(tokenize=False) renders it. */
   renderChat(messages: ChatMessage[], opts: ChatOptions = {}): string {
+    const { template, ctx } = this.renderInputs(messages, opts);
+    return template.render(ctx);
+  }
+
+  /** @internal sessions: renderChat reusing `memo` (see src/template/incremental.ts). */
+  renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
+    const { template, ctx } = this.renderInputs(messages, opts);
+    return template.renderIncremental(ctx, memo);
+  }
+
+  private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext } {
     checkOptions(opts, 'options');
     const checked = validateMessages(messages);
     const tools = validateTools(opts.tools);
     if (opts.kwargs !== undefined) checkOptions(opts.kwargs, 'options.kwargs');
     const source = this.templateSource(opts.chatTemplate, tools);
-    return compileTemplate(source).render({
-      messages: checked,
-      tools,
-      addGenerationPrompt: opts.addGenerationPrompt ?? true,
-      specialTokens: this.specialStrings,
-      kwargs: opts.kwargs,
-      now: opts.now,
-    });
+    return {
+      template: compileTemplate(source),
+      ctx: {
+        messages: checked,
+        tools,
+        addGenerationPrompt: opts.addGenerationPrompt ?? true,
+        specialTokens: this.specialStrings,
+        kwargs: opts.kwargs,
+        now: opts.now,
+      },
+    };
   }
 
   /**
@@ -311,22 +326,14 @@ export class PromptTokenizer {
    * The parts sum to `total`, which equals countChat. The rule is in src/accounting.ts.
    */
   countChatByMessage(messages: ChatMessage[], opts: ChatOptions = {}): ChatTokenBreakdown {
-    const prompt = this.renderChat(messages, opts);
+    const { template, ctx } = this.renderInputs(messages, opts);
+    const prompt = template.render(ctx);
     const ids = this.encodeBody(prompt);
-    const checked = validateMessages(messages);
-    const tools = validateTools(opts.tools);
-    const source = this.templateSource(opts.chatTemplate, tools);
+    const checked = ctx.messages;
+    const tools = ctx.tools;
     let spans: ReturnType<typeof searchSpans> | undefined;
     try {
-      const marked = compileTemplate(source).render({
-        messages: checked,
-        tools,
-        addGenerationPrompt: opts.addGenerationPrompt ?? true,
-        specialTokens: this.specialStrings,
-        kwargs: opts.kwargs,
-        now: opts.now,
-        wrap: markerWrapper(),
-      });
+      const marked = template.render({ ...ctx, wrap: markerWrapper() });
       const stripped = stripMarkers(marked);
       if (stripped && stripped.text === prompt) spans = stripped.spans;
     } catch {
@@ -499,6 +506,13 @@ function framed(wrap: SequenceWrap, body: Uint32Array): Uint32Array {
   return out;
 }
 
+/** @internal a session's chat render: the prompt, what it shares with the previous one, whether the next may rely on it. */
+export interface RenderedChat {
+  text: string;
+  hint: PrefixHint | undefined;
+  linkable: boolean;
+}
+
 /**
  * A session: the same results as the tokenizer's encode / encodeChat, computed
  * incrementally from the previous call (see EncodeSession for the exactness argument).
@@ -507,6 +521,10 @@ function framed(wrap: SequenceWrap, body: Uint32Array): Uint32Array {
 export class PromptSession {
   /** The wrap of the previous result; undefined before the first call. */
   private lastWrap: SequenceWrap | undefined;
+  /** What the previous chat render computed, reused by the next one. */
+  private readonly memo = new RenderMemo();
+  /** The session's current text is the memo's last render (so the memo's prefix bound applies to it). */
+  private chatLinked = false;
 
   /** @internal use tok.createSession() */
   constructor(
@@ -523,7 +541,11 @@ export class PromptSession {
 
   /** Exactly `tok.encodeChat(messages, opts)`. */
   encodeChat(messages: ChatMessage[], opts: ChatOptions = {}): Uint32Array {
-    return this.wrapped(this.tok.renderChat(messages, opts), NO_WRAP);
+    const { text, hint, linkable } = this.render(messages, opts);
+    this.inner.update(text, hint);
+    this.chatLinked = linkable;
+    this.lastWrap = NO_WRAP;
+    return framed(NO_WRAP, this.inner.view());
   }
 
   /** `encode` as a delta from the previous result: O(changed) work, no O(n) copy of the ids. */
@@ -533,14 +555,43 @@ export class PromptSession {
     return this.delta(text, this.tok.sessionWrap(opts));
   }
 
-  /** `encodeChat` as a delta from the previous result (rendering the template is still O(n)). */
+  /** `encodeChat` as a delta from the previous result. */
   encodeChatDelta(messages: ChatMessage[], opts: ChatOptions = {}): SessionDelta {
-    return this.delta(this.tok.renderChat(messages, opts), NO_WRAP);
+    return this.encodeRenderedDelta(this.renderIncremental(messages, opts));
+  }
+
+  /** @internal encodeChatDelta's first step, the render (apart so bench/incremental can time it). */
+  renderIncremental(messages: ChatMessage[], opts: ChatOptions = {}): RenderedChat {
+    return this.render(messages, opts);
+  }
+
+  /** @internal encodeChatDelta's second step: the encode work. */
+  encodeRenderedDelta(r: RenderedChat): SessionDelta {
+    const d = this.delta(r.text, NO_WRAP, r.hint);
+    this.chatLinked = r.linkable;
+    return d;
   }
 
   countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
-    this.delta(this.tok.renderChat(messages, opts), NO_WRAP);
+    const { text, hint, linkable } = this.render(messages, opts);
+    this.delta(text, NO_WRAP, hint);
+    this.chatLinked = linkable;
     return this.inner.length;
+  }
+
+  /**
+   * Incremental render (src/template/incremental.ts). Its prefix bound holds against the
+   * previous chat render only, so it is used when the session's text came from that render.
+   */
+  private render(messages: ChatMessage[], opts: ChatOptions): RenderedChat {
+    const linked = this.chatLinked;
+    this.chatLinked = false; // until the caller has stored this render's text
+    const r = this.tok.renderChatIncremental(messages, opts, this.memo);
+    const linkable = r.pieces !== undefined;
+    if (!linked || r.common < 0 || r.pieces === undefined) return { text: r.text, hint: undefined, linkable };
+    const pieces = r.pieces;
+    const total = r.text.length;
+    return { text: r.text, hint: { common: r.common, tail: (from) => tailOfPieces(pieces, total, from) }, linkable };
   }
 
   stats(): { reusedChars: number; encodedChars: number; calls: number } {
@@ -550,17 +601,21 @@ export class PromptSession {
   reset(): void {
     this.inner.reset();
     this.lastWrap = undefined;
+    this.memo.reset();
+    this.chatLinked = false;
   }
 
   private wrapped(text: string, wrap: SequenceWrap): Uint32Array {
+    this.chatLinked = false;
     this.inner.update(text);
     this.lastWrap = wrap;
     return framed(wrap, this.inner.view());
   }
 
-  private delta(text: string, wrap: SequenceWrap): SessionDelta {
+  private delta(text: string, wrap: SequenceWrap, hint?: PrefixHint): SessionDelta {
     const sameWrap = this.lastWrap === wrap;
-    const { reused: reusedBody, oldLength, oldTail } = this.inner.update(text);
+    if (hint === undefined) this.chatLinked = false;
+    const { reused: reusedBody, oldLength, oldTail } = this.inner.update(text, hint);
     this.lastWrap = wrap;
     const { prefix, suffix } = wrap;
     const bodyLength = this.inner.length;

