@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer, type ChatMessage } from '../src/index.js';
 import { compileTemplate, type RenderContext } from '../src/template/render.js';
-import { RenderMemo } from '../src/template/incremental.js';
+import { incrementalRenderingSupported, RenderMemo } from '../src/template/incremental.js';
 import { commonPrefixLength } from '../src/offsets.js';
 import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
 
@@ -143,6 +143,11 @@ function checkTemplate(source: string, seed: number, steps: number): { reused: n
   }
   return { reused, evaluated };
 }
+
+it('the installed @huggingface/jinja meets what the reuse rule assumes (loop keys, no mutating list or mapping methods)', () => {
+  // If an update breaks this, sessions quietly render in full; this test says why they got slower.
+  expect(incrementalRenderingSupported()).toBe(true);
+});
 
 describe('incremental render equals a full render after every edit', () => {
   it.each([

@@ -268,6 +268,29 @@ function isMessagesLoop(node: AstNode): boolean {
   return ok;
 }
 
+let supported: boolean | undefined;
+
+/**
+ * What the reuse rule assumes about @huggingface/jinja, checked once against the installed
+ * copy: the loop object has exactly LOOP_KEYS, and lists and mappings have no mutating
+ * methods (a body could then change outer values behind the snapshots). When a future
+ * version breaks either, sessions render in full.
+ */
+export function incrementalRenderingSupported(): boolean {
+  if (supported === undefined) {
+    const { Template } = jinja();
+    const R = rt();
+    const keys = new Template('{% for m in messages %}{% for k in loop %}{{ k }},{% endfor %}{% endfor %}').render({ messages: [1] });
+    const listMethods = [...(new R.Array([]) as unknown as { builtins: Map<string, unknown> }).builtins.keys()];
+    const mapMethods = [...(new R.Object(new Map()) as unknown as { builtins: Map<string, unknown> }).builtins.keys()];
+    supported =
+      keys === LOOP_KEYS.map((k) => `${k},`).join('') &&
+      listMethods.every((k) => k === 'length') &&
+      mapMethods.every((k) => ['get', 'items', 'keys', 'values', 'dictsort'].includes(k));
+  }
+  return supported;
+}
+
 type MemoInterpreter = { run(program: unknown): RV; pieces: string[] };
 let memoInterpreterClass: (new (env: unknown, memo: RenderMemo) => MemoInterpreter) | undefined;
 

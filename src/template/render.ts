@@ -3,7 +3,7 @@ import { jinja } from './jinja.js';
 import { PromptencError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
 import { makeStringValue, parseArgumentsToRuntime, rt, toPythonJson, type PyJsonOptions } from './pyjson.js';
-import { certifiedCommonPrefix, createMemoInterpreter, tagFunction, type RenderMemo } from './incremental.js';
+import { certifiedCommonPrefix, createMemoInterpreter, incrementalRenderingSupported, tagFunction, type RenderMemo } from './incremental.js';
 
 type Program = ReturnType<typeof parse>;
 
@@ -353,7 +353,7 @@ export class ChatTemplate {
    * text (a lower bound, found from the output pieces without reading the text), or -1.
    */
   renderIncremental(ctx: RenderContext, memo: RenderMemo): { text: string; pieces: string[] | undefined; common: number } {
-    if (this.usesClock) {
+    if (this.usesClock || !incrementalRenderingSupported()) {
       memo.reset();
       return { text: this.render(ctx), pieces: undefined, common: -1 };
     }
