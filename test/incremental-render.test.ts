@@ -38,6 +38,9 @@ const SYNTHETIC: Record<string, string> = {
   outerVars: `{% for m in messages %}{{ m.content }}{% if tools %}[t{{ tools|length }}]{% endif %}{% if enable_thinking is defined %}{{ enable_thinking }}{% endif %}{% if m.role == 'user' and add_generation_prompt %}<g>{% endif %}\n{% endfor %}`,
   // A pre-pass over all messages whose result every assistant turn reads (Qwen3 / GLM shape).
   prepass: `{% set ns = namespace(last_user=-1) %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.last_user = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}{% if m.role == 'assistant' and loop.index0 > ns.last_user %}[live]{% endif %}{{ m.role }}={{ m.content }}\n{% endfor %}`,
+  // Comparisons with namespace keys (recorded as their answers): either side, a key that moves,
+  // a key written earlier in the same iteration, a key carried from the previous iteration.
+  predicates: `{% set ns = namespace(last=-1, mode='none') %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.last = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.last < loop.index0 %}A{% endif %}{% if loop.index0 >= ns.last %}B{% endif %}{% if ns.mode == m.role %}same{% endif %}{% set ns.mode = m.role %}{% if ns.mode != 'tool' %}:{% endif %}{{ m.content }}\n{% endfor %}`,
   // A macro that reads an outer variable set before the loop, and a macro defined after it.
   macros: `{% macro show(x) %}{{ prefix }}{{ x | trim }}{% endmacro %}{% set prefix = '> ' %}{% for m in messages %}{{ show(m.content) }}{{ '\n' }}{% endfor %}`,
   // tojson of the whole message and of tool-call arguments.

@@ -14,13 +14,14 @@ import { commonPrefixLength } from '../offsets.js';
  *  - `loop.*` (recorded: which keys the body read),
  *  - `messages` (recorded: which indices, and `length`; anything else makes the iteration
  *    not reusable),
- *  - the for-scope variables left by earlier iterations and the namespace objects of the
- *    outer scope (snapshotted at iteration start),
+ *  - the for-scope variables left by earlier iterations (snapshotted at iteration start),
+ *  - keys of the outer scope's namespaces (recorded per key, or, for `ns.key <op> x`, as the
+ *    comparison's answer),
  *  - the other outer variables, which a loop body cannot reassign (a `set` inside the loop
  *    writes to the loop's own scope): compared once per loop.
  * An iteration is reused when every one of those that the previous evaluation read is equal
  * now; it then contributes the same output string object and its recorded end state (scope
- * variables and namespace contents) is restored, so later iterations see what a full
+ * variables and the namespace keys it wrote) is restored, so later iterations see what a full
  * evaluation would have left. Equal means structurally equal runtime values, strings by
  * content (the caller's strings are usually the same objects, so `===` is O(1)).
  * Not reused, conservatively: a template that calls strftime_now (the clock is an input),
@@ -120,8 +121,28 @@ interface IterRecord {
   nsReads: NamespaceReads[];
   /** Namespace keys the iteration wrote, with their values at its end. */
   nsWrites: Array<[number, Array<[string, RV]>]>;
+  /** Comparisons with a namespace key (see evaluateBinaryExpression): what they answered. */
+  nsPredicates: NamespacePredicate[];
   output: string;
 }
+
+/**
+ * `ns.key <op> other` (either side), recorded as its result rather than as a read of ns.key:
+ * Qwen3's and GLM's "is this turn after the last user message" reads a namespace value that
+ * moves whenever a user turn is added, while the answer changes only for the last turns.
+ */
+interface NamespacePredicate {
+  map: number;
+  key: string;
+  node: AstNode;
+  nsOnLeft: boolean;
+  other: RV;
+  result: RV;
+}
+
+const COMPARISONS = new Set(['==', '!=', '<', '>', '<=', '>=']);
+/** AST node type of an operand whose value is given (never produced by the parser). */
+const KNOWN = '\u0000promptenc:known';
 
 interface LoopRecord {
   outer: Array<[string, RV]>;
@@ -302,12 +323,48 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     evaluate(node: unknown, env: Env): RV;
     evaluateBlock(body: unknown[], env: Env): RV;
     evaluateMacro(node: AstNode, env: Env): RV;
+    evaluateBinaryExpression(node: AstNode, env: Env): RV;
+    global: Env;
   };
+  /** An operand whose value is already known (comparisons recomputed with other values). */
+  const known = (rv: RV): AstNode => ({ type: KNOWN, rv });
 
   class Memo extends Base {
     pieces: string[] = [];
     private readonly next = new Map<AstNode, LoopRecord>();
     private readonly equal = new Equality();
+    /** While an iteration of a reusable loop is evaluated: its namespaces and predicates. */
+    private recording: { nsMaps: RecordingMap[]; predicates: NamespacePredicate[] } | undefined;
+
+    override evaluate(node: unknown, env: Env): RV {
+      return (node as AstNode | undefined)?.type === KNOWN ? ((node as AstNode).rv as RV) : super.evaluate(node, env);
+    }
+
+    override evaluateBinaryExpression(node: AstNode, env: Env): RV {
+      const rec = this.recording;
+      if (rec === undefined || !COMPARISONS.has(node.operator?.value)) return super.evaluateBinaryExpression(node, env);
+      for (const nsOnLeft of [true, false]) {
+        const side = nsOnLeft ? node.left : node.right;
+        if (side?.type !== 'MemberExpression' || side.computed || side.object?.type !== 'Identifier' || side.property?.type !== 'Identifier') continue;
+        const holder = env.lookupVariable(side.object.value as string);
+        const map = holder.type === 'NamespaceValue' ? rec.nsMaps.indexOf(holder.value as RecordingMap) : -1;
+        if (map < 0) continue;
+        const key = side.property.value as string;
+        // The member read as evaluateMemberExpression does it for a namespace, minus the recording.
+        const nsValue = rec.nsMaps[map]!.peek(key) ?? new R.Undefined(undefined);
+        const other = this.evaluate(nsOnLeft ? node.right : node.left, env);
+        const result = this.compare(node, nsOnLeft, nsValue, other, env);
+        rec.predicates.push({ map, key, node, nsOnLeft, other, result });
+        return result;
+      }
+      return super.evaluateBinaryExpression(node, env);
+    }
+
+    private compare(node: AstNode, nsOnLeft: boolean, nsValue: RV, other: RV, env: Env): RV {
+      const left = known(nsOnLeft ? nsValue : other);
+      const right = known(nsOnLeft ? other : nsValue);
+      return super.evaluateBinaryExpression({ ...node, left, right }, env);
+    }
 
     constructor(env: unknown, private readonly memo: RenderMemo) {
       super(env);
@@ -450,11 +507,15 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         const recording = new R.Array(proxy);
         recordingArrays.add(recording);
         env.variables.set('messages', recording);
+        const predicates: NamespacePredicate[] = [];
+        const outerRecording = this.recording;
+        this.recording = { nsMaps, predicates };
         let output: string;
         try {
           output = this.evaluateBlock(node.body, scope).value as string;
         } finally {
           env.variables.set('messages', messagesValue);
+          this.recording = outerRecording;
         }
         const loopReads = loop.all ? 'all' : loop.reads;
         loop.reads = undefined;
@@ -470,7 +531,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         const nestedNow = nsMaps.some((m) => m.raw().some(([, x]) => x.type === 'NamespaceValue' || recordingArrays.has(x)));
         record.iters.push(
           varsIn && varsOut && !whole && !nestedNow
-            ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, output }
+            ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, nsPredicates: predicates, output }
             : undefined,
         );
         if (output.length > 0) this.pieces.push(output);
@@ -501,6 +562,19 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         } else {
           for (const k of nsKeys) if (!eq.eq(now.peek(k), start.get(k))) return false;
         }
+      }
+      // A comparison gives the same answer with the key's value now. (If the iteration wrote the
+      // key before comparing, the compared value followed from its other inputs, which are equal,
+      // so the answer is the recorded one either way; this check is then only stricter.)
+      for (const p of old.nsPredicates) {
+        const now = nsMaps[p.map]!.peek(p.key) ?? new R.Undefined(undefined);
+        let answer: RV;
+        try {
+          answer = this.compare(p.node, p.nsOnLeft, now, p.other, this.global as Env);
+        } catch {
+          return false;
+        }
+        if (!eq.eq(answer, p.result)) return false;
       }
       return true;
     }
