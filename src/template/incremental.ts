@@ -4,9 +4,9 @@ import { commonPrefixLength } from '../offsets.js';
 
 /**
  * Incremental rendering for sessions: a chat template re-rendered for a conversation that
- * grew by a turn reuses, per iteration of its `{% for x in messages %}` loops, the output of
- * the previous render, and reports how much of the new prompt is unchanged without
- * comparing the text.
+ * grew by a turn reuses, per iteration of its top-level `{% for x in messages %}` loops, the
+ * output of the previous render, and reports how much of the new prompt is unchanged without
+ * comparing the text. Other statements are evaluated as usual.
  *
  * Why it is exact. The interpreter is deterministic: an iteration's output and its effect on
  * the state are functions of what it reads. Everything an iteration can read is one of
@@ -26,8 +26,9 @@ import { commonPrefixLength } from '../offsets.js';
  * content (the caller's strings are usually the same objects, so `===` is O(1)).
  * Not reused, conservatively: a template that calls strftime_now (the clock is an input),
  * loops with break/continue or an else block, bodies that keep a namespace in a loop
- * variable or read `messages` whole, values that nest namespaces. The session tests check
- * every prefix of long conversations and random edits against a full render.
+ * variable or read `messages` whole, values that nest namespaces; and every template when the
+ * installed @huggingface/jinja differs from what this relies on (incrementalRenderingSupported).
+ * Tests: test/incremental-render.test.ts and the every-prefix session tests.
  */
 
 type RV = { type: string; value: any; toString(): string };
