@@ -172,6 +172,26 @@ describe('incremental render equals a full render after every edit', () => {
   });
 });
 
+it('sees edits made in place deep inside a message, also in objects that are not plain', () => {
+  const template = compileTemplate(`{% for m in messages %}{{ m.content }}|{{ m.meta.x }}|{{ m.meta | tojson }}\n{% endfor %}`);
+  class Meta {
+    constructor(public x: unknown) {}
+  }
+  const messages = [
+    { role: 'user', content: 'a', meta: new Meta(1) },
+    { role: 'assistant', content: 'b', meta: { x: [1, 2] } },
+  ] as unknown as ChatMessage[];
+  const memo = new RenderMemo();
+  const ctx = (): RenderContext => ({ messages, addGenerationPrompt: false, specialTokens: {} });
+  const check = () => expect(template.renderIncremental(ctx(), memo).text).toBe(template.render(ctx()));
+  check();
+  (messages[0] as unknown as { meta: Meta }).meta.x = 2;
+  check();
+  (messages[1] as unknown as { meta: { x: number[] } }).meta.x.push(3);
+  check();
+  expect(template.renderIncremental(ctx(), memo).text).toContain('b|[1, 2, 3]|');
+});
+
 describe('sessions use the incremental render', () => {
   it('session.encodeChat equals encodeChat through an edit script (DeepSeek-V3, Qwen3)', async () => {
     for (const name of ['deepseek-v3', 'qwen3']) {

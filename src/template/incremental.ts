@@ -182,10 +182,12 @@ class Equality {
     let same = false;
     switch (a.type) {
       case 'StringValue':
-      case 'IntegerValue':
-      case 'FloatValue':
       case 'BooleanValue':
         same = a.value === b.value;
+        break;
+      case 'IntegerValue':
+      case 'FloatValue':
+        same = Object.is(a.value, b.value); // -0 prints differently from 0 in places
         break;
       case 'NullValue':
       case 'UndefinedValue':

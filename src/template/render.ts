@@ -228,34 +228,40 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
   return new (rt().Array)(out) as unknown as RuntimeLike;
 }
 
-/** A structural copy of a caller's value: plain objects and arrays copied, anything else kept as is. */
+/** An object's own enumerable entries, as convertToRuntimeValues reads them. */
+class EntriesSnapshot {
+  constructor(readonly entries: Array<[string, unknown]>) {}
+}
+
+/**
+ * A structural copy of a caller's value, mirroring how the library converts it: arrays
+ * element by element, any other object by its own enumerable entries (whatever its
+ * prototype), anything else kept as is.
+ */
 function snapshotSource(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(snapshotSource);
-  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
-    const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) o[k] = snapshotSource(x);
-    return o;
-  }
+  if (v !== null && typeof v === 'object') return new EntriesSnapshot(Object.entries(v).map(([k, x]) => [k, snapshotSource(x)]));
   return v;
 }
 
-/** v is structurally equal to snapshotSource's copy (own keys in the same order; strings by content). */
+/** v converts to the same runtime value as the value snapshotSource copied (keys in order, -0 is not 0). */
 function sameSource(v: unknown, snap: unknown): boolean {
-  if (v === snap) return true;
-  if (Array.isArray(v)) {
-    if (!Array.isArray(snap) || v.length !== snap.length) return false;
+  if (snap instanceof EntriesSnapshot) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+    const a = Object.entries(v);
+    const b = snap.entries;
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (a[i]![0] !== b[i]![0] || !sameSource(a[i]![1], b[i]![1])) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(snap)) {
+    if (!Array.isArray(v) || v.length !== snap.length) return false;
     for (let i = 0; i < v.length; i++) if (!sameSource(v[i], snap[i])) return false;
     return true;
   }
-  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return false;
-  if (snap === null || typeof snap !== 'object' || Array.isArray(snap)) return false;
-  const a = Object.entries(v);
-  const b = Object.keys(snap);
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    if (a[i]![0] !== b[i] || !sameSource(a[i]![1], (snap as Record<string, unknown>)[b[i]!])) return false;
-  }
-  return true;
+  return Object.is(v, snap);
 }
 
 /** Tools with their names and descriptions wrapped; schema keywords stay intact so templates can inspect them. */
