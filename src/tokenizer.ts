@@ -525,6 +525,8 @@ export class PromptSession {
   private readonly memo = new RenderMemo();
   /** The session's current text is the memo's last render (so the memo's prefix bound applies to it). */
   private chatLinked = false;
+  /** The memo's latest render (the only one whose bound is against the session's text). */
+  private lastRendered: RenderedChat | undefined;
 
   /** @internal use tok.createSession() */
   constructor(
@@ -565,10 +567,11 @@ export class PromptSession {
     return this.render(messages, opts);
   }
 
-  /** @internal encodeChatDelta's second step: the encode work. */
+  /** @internal encodeChatDelta's second step: the encode work. Only the latest render carries its prefix bound. */
   encodeRenderedDelta(r: RenderedChat): SessionDelta {
-    const d = this.delta(r.text, NO_WRAP, r.hint);
-    this.chatLinked = r.linkable;
+    const latest = r === this.lastRendered;
+    const d = this.delta(r.text, NO_WRAP, latest ? r.hint : undefined);
+    this.chatLinked = latest && r.linkable;
     return d;
   }
 
@@ -586,12 +589,19 @@ export class PromptSession {
   private render(messages: ChatMessage[], opts: ChatOptions): RenderedChat {
     const linked = this.chatLinked;
     this.chatLinked = false; // until the caller has stored this render's text
+    this.lastRendered = undefined;
     const r = this.tok.renderChatIncremental(messages, opts, this.memo);
     const linkable = r.pieces !== undefined;
-    if (!linked || r.common < 0 || r.pieces === undefined) return { text: r.text, hint: undefined, linkable };
-    const pieces = r.pieces;
-    const total = r.text.length;
-    return { text: r.text, hint: { common: r.common, tail: (from) => tailOfPieces(pieces, total, from) }, linkable };
+    let out: RenderedChat;
+    if (!linked || r.common < 0 || r.pieces === undefined) {
+      out = { text: r.text, hint: undefined, linkable };
+    } else {
+      const pieces = r.pieces;
+      const total = r.text.length;
+      out = { text: r.text, hint: { common: r.common, tail: (from) => tailOfPieces(pieces, total, from) }, linkable };
+    }
+    this.lastRendered = out;
+    return out;
   }
 
   stats(): { reusedChars: number; encodedChars: number; calls: number } {
@@ -603,6 +613,7 @@ export class PromptSession {
     this.lastWrap = undefined;
     this.memo.reset();
     this.chatLinked = false;
+    this.lastRendered = undefined;
   }
 
   private wrapped(text: string, wrap: SequenceWrap): Uint32Array {

@@ -192,6 +192,81 @@ it('sees edits made in place deep inside a message, also in objects that are not
   expect(template.renderIncremental(ctx(), memo).text).toContain('b|[1, 2, 3]|');
 });
 
+/**
+ * Counterexamples found by a review of the reuse rule (each failed before its fix): state that
+ * crosses iterations as containers or functions (identity, closures, nested namespaces), the
+ * recording proxy's identity, break inside a macro, operand order, callers' functions, the
+ * message cache's snapshot (holes, non-enumerable fields).
+ */
+describe('review counterexamples: incremental render equals a full render', () => {
+  const u = (content: string) => ({ role: 'user', content }) as ChatMessage;
+  const a = (content: string) => ({ role: 'assistant', content }) as ChatMessage;
+  const call = (args: unknown) => ({ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }) as unknown as ChatMessage;
+  const tools = [{ type: 'function', function: { name: 'f' } }] as unknown as RenderContext['tools'];
+  type Step = { messages: ChatMessage[]; tools?: RenderContext['tools']; kwargs?: Record<string, unknown> } | (() => { messages: ChatMessage[]; kwargs?: Record<string, unknown> });
+  let day = 'Mon';
+  const today = () => day;
+  const hidden = { role: 'assistant', content: 'c' } as ChatMessage;
+  const hiddenCalls = [{ id: '1', type: 'function', function: { name: 'f', arguments: '{"a": 1}' } }];
+  Object.defineProperty(hidden, 'tool_calls', { value: hiddenCalls, enumerable: false, writable: true });
+  const cases: Array<[string, string, Step[]]> = [
+    ['messages compared with an alias', `{% set msgs = messages %}{% for m in messages %}{% if messages == msgs %}A{% else %}B{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['break inside a macro', `{% macro stop() %}{% break %}{% endmacro %}{% for m in messages %}{{ m.content }}{% if m.content == 'S' %}{{ stop() }}{% endif %};{% endfor %}END`, [{ messages: [u('x'), u('S'), u('z')] }]],
+    ['comparison operands in order', `{% set ns = namespace(k=0) %}{% macro bump() %}{% set ns.k = ns.k + 1 %}{{ ns.k }}{% endmacro %}{% for m in messages %}{% if bump() == ns.k %}Y{% else %}N{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['loop kept in a loop variable', `{% for m in messages %}{% if loop.first %}{% set fl = loop %}{% else %}{{ fl.length }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['loop kept in a namespace', `{% set ns = namespace(l=none) %}{% for m in messages %}{% if loop.first %}{% set ns.l = loop %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.l.length }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['messages inside a list', `{% for m in messages %}{% if loop.first %}{% set keep = [messages] %}{% else %}{{ keep[0]|length }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['messages inside a dict in a namespace', `{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = {'a': messages} %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.s.a|map(attribute='content')|join(',') }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['namespace in a list in a namespace', `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set ns.list[0].c = ns.list[0].c + 1 %}{{ ns.list[0].c }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }]],
+    ['the same input twice, namespace via a loop variable', `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set inner = ns.list[0] %}{% set inner.c = inner.c + 1 %}{{ inner.c }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
+    ['namespace in a list in a loop variable', `{% for m in messages %}{% if loop.first %}{% set holder = [namespace(c=0)] %}{% endif %}{% set holder[0].c = holder[0].c + 1 %}{{ holder[0].c }}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }]],
+    ['caller kept in a namespace', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}[{{ m.content }}]{% endcall %}{% else %}{{ ns.f() }}{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['caller reading the loop scope after the loop', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m.content }}/{{ loop.index }}{% endcall %}{% endif %}{{ m.content }};{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x2'), a('y')] }]],
+    ['the namespace builtin kept in a variable', `{% for m in messages %}{% if loop.first %}{% set mk = namespace %}{% else %}{% set n = mk(v=m.content) %}{{ n.v }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['a kept dict against a fresh one', `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% set saved = cfg %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['a kept tool', `{% for m in messages %}{% if loop.first %}{% set t = tools[0] %}{% else %}{% if t == tools[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [u('x')], tools }, { messages: [u('x'), a('y')], tools }]],
+    ['structurally equal, not identical', `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set saved = cfg %}{% else %}{% set saved = {'a': 1} %}{% endif %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('z'), a('y')] }]],
+    ['a recorded comparison with a container', `{% set cfg = {'a': 1} %}{% set ns = namespace(c=none) %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set ns.c = cfg %}{% else %}{% set ns.c = {'a': 1} %}{% endif %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.c == cfg %}SAME{% else %}DIFF{% endif %};{% endfor %}`, [{ messages: [u('z'), a('y')] }, { messages: [u('x'), a('y')] }]],
+    ['unique over a kept container', `{% set cfg = {'a': 1} %}{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = cfg %}{% endif %}{{ m.content }}{% endfor %}{{ [ns.s, cfg]|unique|length }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    ['a kept message against previtem after a cache miss', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == loop.previtem %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.role }}{% endfor %}`, [{ messages: [call('{"a": 1}')] }, { messages: [call({ a: 1 }), u('y')] }]],
+    ['kwargs.messages', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == messages[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [], kwargs: { messages: [u('x')] } }, { messages: [], kwargs: { messages: [u('x'), a('y')] } }]],
+    ['a caller function with outside state', `{% for m in messages %}{{ m.content }}@{{ today() }};{% endfor %}`, [() => ((day = 'Mon'), { messages: [u('x')], kwargs: { today } }), () => ((day = 'Tue'), { messages: [u('x'), a('y')], kwargs: { today } })]],
+    ['a hole against undefined in an extra field', `{% for m in messages %}{{ m.meta|tojson }}{% endfor %}`, [{ messages: [{ role: 'user', content: 'x', meta: [, 1] } as unknown as ChatMessage] }, { messages: [{ role: 'user', content: 'x', meta: [undefined, 1] } as unknown as ChatMessage] }]],
+    ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
+  ];
+  it.each(cases)('%s', (_name, source, steps) => {
+    const template = compileTemplate(source);
+    const memo = new RenderMemo();
+    for (const [k, step] of steps.entries()) {
+      const { messages, ...rest } = typeof step === 'function' ? step() : step;
+      const ctx: RenderContext = { addGenerationPrompt: true, specialTokens: { bos_token: '<s>' }, ...rest, messages };
+      expect(template.renderIncremental(ctx, memo).text, `step ${k}`).toBe(template.render(ctx));
+    }
+  });
+
+  it('a sparse messages array is rejected, by encodeChat and by sessions alike', async () => {
+    const tok = await loadTokenizer('deepseek-v3');
+    // eslint-disable-next-line no-sparse-arrays
+    const sparse = [, u('x')] as ChatMessage[];
+    expect(() => tok.encodeChat(sparse)).toThrow(expect.objectContaining({ code: 'E_MESSAGES_INVALID' }));
+    expect(() => tok.createSession().encodeChat(sparse)).toThrow(expect.objectContaining({ code: 'E_MESSAGES_INVALID' }));
+  });
+
+  it('a render that was not the latest does not lend its prefix bound to the session', async () => {
+    const tok = await loadTokenizer('deepseek-v3');
+    const s = tok.createSession();
+    const m1 = [u('hello there')];
+    const m3 = [u('hello there'), a('ok fine, here is a long answer that goes on')];
+    const other = { chatTemplate: `{{ bos_token }}<｜User｜>zzzzz zzzzz<｜Assistant｜>yy<｜end▁of▁sentence｜>` };
+    s.encodeRenderedDelta(s.renderIncremental(m1));
+    const stale = s.renderIncremental(m1, other);
+    s.renderIncremental(m3);
+    s.encodeRenderedDelta(stale);
+    const m4 = [...m3, u('more')];
+    expect(Array.from(s.encodeChat(m4))).toEqual(Array.from(tok.encodeChat(m4)));
+  });
+});
+
 describe('sessions use the incremental render', () => {
   it('session.encodeChat equals encodeChat through an edit script (DeepSeek-V3, Qwen3)', async () => {
     for (const name of ['deepseek-v3', 'qwen3']) {

@@ -24,10 +24,13 @@ import { commonPrefixLength } from '../offsets.js';
  * variables and the namespace keys it wrote) is restored, so later iterations see what a full
  * evaluation would have left. Equal means structurally equal runtime values, strings by
  * content (the caller's strings are usually the same objects, so `===` is O(1)).
- * Not reused, conservatively: a template that calls strftime_now (the clock is an input),
- * loops with break/continue or an else block, bodies that keep a namespace in a loop
- * variable or read `messages` whole, values that nest namespaces; and every template when the
- * installed @huggingface/jinja differs from what this relies on (incrementalRenderingSupported).
+ * Only scalars may cross iterations through loop variables and namespace keys (isPlain): a
+ * container, namespace, function or `loop` object belongs to one render, and `==` on
+ * containers is identity here. Not reused, conservatively: iterations that keep or read such
+ * values, or read `messages` whole; templates that call strftime_now (the clock is an input) or
+ * use break/continue anywhere; loops with an else block; outer values holding a caller's
+ * function or nested namespaces; and every template when the installed @huggingface/jinja
+ * differs from what this relies on (incrementalRenderingSupported).
  * Tests: test/incremental-render.test.ts and the every-prefix session tests.
  */
 
@@ -241,6 +244,26 @@ class Equality {
 
 }
 
+/**
+ * Values that may cross from one iteration or render to another: immutable scalars. A
+ * container or function kept in a loop variable or a namespace is an object of one render;
+ * restored into the next, it would break identity (`==` on containers is identity in this
+ * interpreter) or carry closures over an old scope, so such iterations are not reused.
+ */
+function isPlain(v: RV | undefined): boolean {
+  switch (v?.type) {
+    case 'StringValue':
+    case 'IntegerValue':
+    case 'FloatValue':
+    case 'BooleanValue':
+    case 'NullValue':
+    case 'UndefinedValue':
+      return true;
+    default:
+      return false;
+  }
+}
+
 const LOOP_KEYS = ['index', 'index0', 'revindex', 'revindex0', 'first', 'last', 'length', 'previtem', 'nextitem'];
 
 /**
@@ -266,8 +289,6 @@ function sameLoopValue(k: string, old: RV | undefined, i: number, n: number, ite
 }
 
 const loopShape = new WeakMap<AstNode, boolean>();
-/** The `messages` values that record reads; one kept in a loop variable makes the iteration not reusable. */
-const recordingArrays = new WeakSet<object>();
 
 function containsLoopControl(node: unknown): boolean {
   if (Array.isArray(node)) return node.some(containsLoopControl);
@@ -277,19 +298,22 @@ function containsLoopControl(node: unknown): boolean {
   return Object.values(node).some((v) => v !== null && typeof v === 'object' && containsLoopControl(v));
 }
 
-/** `{% for <name> in messages %}` with no else block and no break/continue in its body. */
+/** `{% for <name> in messages %}` with no else block. */
 function isMessagesLoop(node: AstNode): boolean {
   let ok = loopShape.get(node);
   if (ok === undefined) {
-    ok =
-      node.iterable?.type === 'Identifier' &&
-      node.iterable.value === 'messages' &&
-      node.loopvar?.type === 'Identifier' &&
-      (node.defaultBlock?.length ?? 0) === 0 &&
-      !containsLoopControl(node.body);
+    ok = node.iterable?.type === 'Identifier' && node.iterable.value === 'messages' && node.loopvar?.type === 'Identifier' && (node.defaultBlock?.length ?? 0) === 0;
     loopShape.set(node, ok);
   }
   return ok;
+}
+
+/** break/continue anywhere (a macro may break the loop that calls it): such templates render in full. */
+const programControl = new WeakMap<object, boolean>();
+function usesLoopControl(program: object): boolean {
+  let v = programControl.get(program);
+  if (v === undefined) programControl.set(program, (v = containsLoopControl(program)));
+  return v;
 }
 
 let supported: boolean | undefined;
@@ -305,10 +329,13 @@ export function incrementalRenderingSupported(): boolean {
     const { Template } = jinja();
     const R = rt();
     const keys = new Template('{% for m in messages %}{% for k in loop %}{{ k }},{% endfor %}{% endfor %}').render({ messages: [1] });
-    const listMethods = [...(new R.Array([]) as unknown as { builtins: Map<string, unknown> }).builtins.keys()];
+    const list = new R.Array([]) as unknown as { builtins: Map<string, unknown>; _builtins?: unknown };
+    const listMethods = [...list.builtins.keys()];
+    const cachesBuiltins = list._builtins instanceof Map; // messagesLoop clears this cache
     const mapMethods = [...(new R.Object(new Map()) as unknown as { builtins: Map<string, unknown> }).builtins.keys()];
     supported =
       keys === LOOP_KEYS.map((k) => `${k},`).join('') &&
+      cachesBuiltins &&
       listMethods.every((k) => k === 'length') &&
       mapMethods.every((k) => ['get', 'items', 'keys', 'values', 'dictsort'].includes(k));
   }
@@ -353,11 +380,15 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         const map = holder.type === 'NamespaceValue' ? rec.nsMaps.indexOf(holder.value as RecordingMap) : -1;
         if (map < 0) continue;
         const key = side.property.value as string;
-        // The member read as evaluateMemberExpression does it for a namespace, minus the recording.
+        // Operands in the library's order (left first: the other side may write the key). The
+        // member read is the one evaluateMemberExpression does for a namespace, minus the recording.
+        const other = nsOnLeft ? undefined : this.evaluate(node.left, env);
         const nsValue = rec.nsMaps[map]!.peek(key) ?? new R.Undefined(undefined);
-        const other = this.evaluate(nsOnLeft ? node.right : node.left, env);
-        const result = this.compare(node, nsOnLeft, nsValue, other, env);
-        rec.predicates.push({ map, key, node, nsOnLeft, other, result });
+        const rhs = nsOnLeft ? this.evaluate(node.right, env) : other!;
+        const result = this.compare(node, nsOnLeft, nsValue, rhs, env);
+        // Only scalars are answered from a record; anything else stays a plain read of the key.
+        if (isPlain(nsValue) && isPlain(rhs)) rec.predicates.push({ map, key, node, nsOnLeft, other: rhs, result });
+        else rec.nsMaps[map]!.reads?.add(key);
         return result;
       }
       return super.evaluateBinaryExpression(node, env);
@@ -375,9 +406,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
 
     /** Top-level statements, as evaluateBlock does them, keeping each output as a piece. */
     evalProgram(program: { body: AstNode[] }, env: Env): RV {
+      const control = usesLoopControl(program);
       let out = '';
       for (const st of program.body) {
-        if (st.type === 'For' && isMessagesLoop(st) && env.variables.get('messages')?.type === 'ArrayValue') {
+        if (st.type === 'For' && !control && isMessagesLoop(st) && env.variables.get('messages')?.type === 'ArrayValue') {
           out += this.messagesLoop(st, env);
           continue;
         }
@@ -429,28 +461,15 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const scopeVars = (): Array<[string, RV]> | undefined => {
         const vars: Array<[string, RV]> = [];
         for (const [k, v] of scope.variables) {
-          if (k === 'loop' || k === loopVar || v === scopeBuiltin) continue;
-          if (v.type === 'NamespaceValue' || recordingArrays.has(v)) return undefined;
+          if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) continue;
+          if (!isPlain(v)) return undefined;
           vars.push([k, v]);
         }
         return vars;
       };
 
-      let out = '';
-      for (let i = 0; i < n; i++) {
-        const varsIn = scopeVars();
-        const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
-        if (old && varsIn && this.sameInputs(old, items, i, varsIn, nsMaps)) {
-          for (const [k, v] of old.varsOut) scope.setVariable(k, v);
-          for (const [m, entries] of old.nsWrites) for (const [k, v] of entries) nsMaps[m]!.poke(k, v);
-          this.memo.reused++;
-          record.iters.push(old);
-          if (old.output.length > 0) this.pieces.push(old.output);
-          out += old.output;
-          continue;
-        }
-        // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
-        const loop = new RecordingMap([
+      const loopObject = (i: number): RecordingMap =>
+        new RecordingMap([
           ['index', new R.Integer(i + 1)],
           ['index0', new R.Integer(i)],
           ['revindex', new R.Integer(n - i)],
@@ -461,6 +480,24 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           ['previtem', i > 0 ? items[i - 1]! : new R.Undefined(undefined)],
           ['nextitem', i < n - 1 ? items[i + 1]! : new R.Undefined(undefined)],
         ]);
+      let out = '';
+      let lastReused = false;
+      for (let i = 0; i < n; i++) {
+        lastReused = false;
+        const varsIn = scopeVars();
+        const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
+        if (old && varsIn && this.sameInputs(old, items, i, varsIn, nsMaps)) {
+          for (const [k, v] of old.varsOut) scope.setVariable(k, v);
+          for (const [m, entries] of old.nsWrites) for (const [k, v] of entries) nsMaps[m]!.poke(k, v);
+          this.memo.reused++;
+          lastReused = true;
+          record.iters.push(old);
+          if (old.output.length > 0) this.pieces.push(old.output);
+          out += old.output;
+          continue;
+        }
+        // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
+        const loop = loopObject(i);
         scope.setVariable('loop', new R.Object(loop));
         scope.setVariable(loopVar, items[i]!);
         this.memo.evaluated++;
@@ -507,9 +544,11 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           m.all = false;
         }
         loop.reads = new Set();
-        const recording = new R.Array(proxy);
-        recordingArrays.add(recording);
-        env.variables.set('messages', recording);
+        // Swapped into the same ArrayValue, so `messages` keeps its identity (`==` on lists is
+        // identity); the cached builtins (`length`) are dropped so that they read the proxy.
+        const arrayValue = messagesValue as RV & { _builtins?: unknown };
+        arrayValue.value = proxy;
+        arrayValue._builtins = undefined;
         const predicates: NamespacePredicate[] = [];
         const outerRecording = this.recording;
         this.recording = { nsMaps, predicates };
@@ -517,28 +556,44 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         try {
           output = this.evaluateBlock(node.body, scope).value as string;
         } finally {
-          env.variables.set('messages', messagesValue);
+          arrayValue.value = items;
+          arrayValue._builtins = undefined;
           this.recording = outerRecording;
         }
         const loopReads = loop.all ? 'all' : loop.reads;
         loop.reads = undefined;
         const nsReads: NamespaceReads[] = [];
         const nsWrites: IterRecord['nsWrites'] = [];
+        let plain = true;
         nsMaps.forEach((m, idx) => {
-          if (m.all || m.reads!.size > 0) nsReads.push({ map: idx, keys: m.all ? 'all' : [...m.reads!], start: nsStart[idx]! });
-          if (m.writes!.size > 0) nsWrites.push([idx, [...m.writes!].map((k) => [k, m.peek(k)!])]);
+          if (m.all || m.reads!.size > 0) {
+            const keys = m.all ? 'all' : [...m.reads!];
+            const start = nsStart[idx]!;
+            nsReads.push({ map: idx, keys, start });
+            if (keys === 'all' ? [...start.values()].some((v) => !isPlain(v)) : keys.some((k) => start.has(k) && !isPlain(start.get(k)))) plain = false;
+          }
+          if (m.writes!.size > 0) {
+            const written: Array<[string, RV]> = [...m.writes!].map((k) => [k, m.peek(k)!]);
+            nsWrites.push([idx, written]);
+            if (written.some(([, v]) => !isPlain(v))) plain = false;
+          }
           m.reads = undefined;
           m.writes = undefined;
         });
         const varsOut = scopeVars();
-        const nestedNow = nsMaps.some((m) => m.raw().some(([, x]) => x.type === 'NamespaceValue' || recordingArrays.has(x)));
         record.iters.push(
-          varsIn && varsOut && !whole && !nestedNow
+          varsIn && varsOut && !whole && plain
             ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, nsPredicates: predicates, output }
             : undefined,
         );
         if (output.length > 0) this.pieces.push(output);
         out += output;
+      }
+      // A closure over the loop scope (a `caller` kept in a namespace) may run after the loop:
+      // leave `loop` and the loop variable as the last iteration of a full evaluation does.
+      if (lastReused) {
+        scope.setVariable('loop', new R.Object(loopObject(n - 1)));
+        scope.setVariable(loopVar, items[n - 1]!);
       }
       return out;
     }

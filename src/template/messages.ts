@@ -36,6 +36,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** forEach that also visits the holes of a sparse array (as undefined), so a hole fails validation. */
+function eachSlot<T>(list: readonly T[], fn: (item: T, i: number) => void): void {
+  for (let i = 0; i < list.length; i++) fn(list[i] as T, i);
+}
+
 function checkContent(path: string, content: unknown, nullable: boolean): void {
   if (typeof content === 'string') return;
   if (content === null || content === undefined) {
@@ -43,7 +48,7 @@ function checkContent(path: string, content: unknown, nullable: boolean): void {
     fail(path, 'string or array', content);
   }
   if (!Array.isArray(content)) fail(path, nullable ? 'string, array or null' : 'string or array', content);
-  content.forEach((part, i) => {
+  eachSlot(content, (part, i) => {
     if (!isPlainObject(part)) fail(`${path}[${i}]`, 'an object with a "type"', part);
     if (typeof part.type !== 'string') fail(`${path}[${i}].type`, 'string', part.type);
     if (part.type === 'text' && typeof part.text !== 'string') fail(`${path}[${i}].text`, 'string', part.text);
@@ -57,7 +62,7 @@ function checkContent(path: string, content: unknown, nullable: boolean): void {
  */
 export function validateMessages(messages: unknown): ChatMessage[] {
   if (!Array.isArray(messages)) fail('messages', 'an array of messages', messages);
-  messages.forEach((m, i) => {
+  eachSlot(messages, (m, i) => {
     const at = `messages[${i}]`;
     if (!isPlainObject(m)) fail(at, 'an object', m);
     if (typeof m.role !== 'string') fail(`${at}.role`, 'string', m.role);
@@ -73,7 +78,7 @@ export function validateMessages(messages: unknown): ChatMessage[] {
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
       if (m.role !== 'assistant') fail(`${at}.tool_calls`, 'no tool_calls on a non-assistant message', m.tool_calls);
       if (!Array.isArray(m.tool_calls)) fail(`${at}.tool_calls`, 'array', m.tool_calls);
-      m.tool_calls.forEach((tc, j) => {
+      eachSlot(m.tool_calls, (tc, j) => {
         const tp = `${at}.tool_calls[${j}]`;
         if (!isPlainObject(tc)) fail(tp, 'an object', tc);
         if (!isPlainObject(tc.function)) fail(`${tp}.function`, 'an object with name and arguments', tc.function);
@@ -99,7 +104,7 @@ export function validateMessages(messages: unknown): ChatMessage[] {
 export function validateTools(tools: unknown): ToolDefinition[] | undefined {
   if (tools === undefined || tools === null) return undefined;
   if (!Array.isArray(tools)) fail('tools', 'an array of tool definitions', tools);
-  tools.forEach((t, i) => {
+  eachSlot(tools, (t, i) => {
     if (!isPlainObject(t)) fail(`tools[${i}]`, 'an object', t);
     if (t.function !== undefined) {
       if (!isPlainObject(t.function)) fail(`tools[${i}].function`, 'an object', t.function);

@@ -212,7 +212,7 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
   const miss: number[] = [];
   for (let i = 0; i < messages.length; i++) {
     const c = cache[i];
-    if (c !== undefined && sameSource(messages[i], c.snap)) out[i] = c.value;
+    if (c !== undefined && sameSource(messageReads(messages[i]!), c.snap)) out[i] = c.value;
     else miss.push(i);
   }
   if (miss.length > 0) {
@@ -221,11 +221,33 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
     attachArgumentTexts(converted, texts);
     miss.forEach((i, k) => {
       out[i] = (converted.value as RuntimeLike[])[k]!;
-      cache[i] = { snap: snapshotSource(messages[i]), value: out[i]! };
+      cache[i] = { snap: snapshotSource(messageReads(messages[i]!)), value: out[i]! };
     });
   }
   cache.length = messages.length;
   return new (rt().Array)(out) as unknown as RuntimeLike;
+}
+
+/** Every slot holds an object (validateMessages ensures it; a template given anything else renders without the cache). */
+function allObjects(list: readonly unknown[]): boolean {
+  for (let i = 0; i < list.length; i++) if (list[i] === null || typeof list[i] !== 'object') return false;
+  return true;
+}
+
+/**
+ * Everything a render reads of a caller's message: its own enumerable entries (spread and
+ * converted) and the fields prepareMessages reads by property access, which need not be
+ * enumerable or own.
+ */
+function messageReads(m: ChatMessage): unknown[] {
+  const calls = m.tool_calls;
+  return [
+    m,
+    m.content,
+    m.reasoning_content,
+    calls,
+    Array.isArray(calls) ? calls.map((tc) => [tc, tc?.function, tc?.function?.name, tc?.function?.arguments]) : undefined,
+  ];
 }
 
 /** An object's own enumerable entries, as convertToRuntimeValues reads them. */
@@ -258,7 +280,8 @@ function sameSource(v: unknown, snap: unknown): boolean {
   }
   if (Array.isArray(snap)) {
     if (!Array.isArray(v) || v.length !== snap.length) return false;
-    for (let i = 0; i < v.length; i++) if (!sameSource(v[i], snap[i])) return false;
+    // A hole converts differently from an explicit undefined (map skips holes).
+    for (let i = 0; i < v.length; i++) if (i in v !== i in snap || !sameSource(v[i], snap[i])) return false;
     return true;
   }
   return Object.is(v, snap);
@@ -395,25 +418,26 @@ export class ChatTemplate {
     };
     // Incremental renders convert only the messages that changed; not with accounting's
     // wrapper, nor when kwargs replace `messages`.
-    const useCache = memo !== undefined && ctx.wrap === undefined && !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages'));
-    const cached = useCache ? cachedMessages(ctx.messages, memo) : undefined;
-    const { messages, texts } = cached ? { messages: [], texts: new Map<string, ArgumentsSource>() } : prepareMessages(ctx.messages, ctx.wrap);
-    // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
-    const vars: Record<string, unknown> = {
-      ...globals,
-      ...ctx.specialTokens,
-      messages,
-      tools: prepareTools(ctx.tools, ctx.messages.length, ctx.wrap),
-      documents: null,
-      add_generation_prompt: ctx.addGenerationPrompt,
-      ...ctx.kwargs,
-    };
+    const useCache = memo !== undefined && ctx.wrap === undefined && !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages')) && allObjects(ctx.messages);
     try {
+      const cached = useCache ? cachedMessages(ctx.messages, memo) : undefined;
+      const { messages, texts } = cached ? { messages: [], texts: new Map<string, ArgumentsSource>() } : prepareMessages(ctx.messages, ctx.wrap);
+      // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
+      const vars: Record<string, unknown> = {
+        ...globals,
+        ...ctx.specialTokens,
+        messages,
+        tools: prepareTools(ctx.tools, ctx.messages.length, ctx.wrap),
+        documents: null,
+        add_generation_prompt: ctx.addGenerationPrompt,
+        ...ctx.kwargs,
+      };
       tagFunction(env.variables.get('namespace'), 'namespace');
       for (const [k, v] of Object.entries(vars)) {
         env.set(k, v);
-        // Functions are new FunctionValues each render; tag the ones that behave the same.
-        if (typeof v === 'function') tagFunction(env.variables.get(k), v === globals[k] ? `global:${k}` : v);
+        // Functions are new FunctionValues each render; tag our globals, which behave the same
+        // every time (a caller's function may not: it is never tagged, so no reuse across it).
+        if (typeof v === 'function' && v === globals[k]) tagFunction(env.variables.get(k), `global:${k}`);
       }
       if (cached) {
         // The same runtime values a conversion would build, reused per message (see cachedMessages).
