@@ -91,7 +91,7 @@ export function searchSpans(prompt: string, contents: Array<string | undefined>)
 export function tokenStarts(prompt: string, ids: Uint32Array, tokenLengths: Uint16Array | undefined, scanner: AddedTokenScanner): Int32Array | undefined {
   if (!tokenLengths) return undefined;
   const matches = scanner.scan(prompt);
-  const after = matchesAgree(matches, ids, scanner.isAdded);
+  const after = matchesAgree(matches, ids, scanner);
   if (!after) return undefined;
   const starts = new Int32Array(ids.length);
   let charPos = 0;

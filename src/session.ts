@@ -207,7 +207,7 @@ export class EncodeSession {
       const decided = suffix.length - Math.max(scanner.maxLength, 1) - 1;
       while (matches.length > 0 && matches[matches.length - 1]!.start > decided) matches.pop();
     }
-    const after = matchesAgree(matches, ids, scanner.isAdded, truncated);
+    const after = matchesAgree(matches, ids, scanner, truncated);
     if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
     let gapStart = 0;
     let gapTok = 0;
