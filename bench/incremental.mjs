@@ -1,9 +1,10 @@
 // Question: what does adding one ~1 KB turn to a long history cost, encode work only?
-// Compares a full encodeChat (the control), session.encodeChat, session.encodeChatDelta
-// (the changed ids only, what an engine with a KV cache needs) and the segment cache,
+// Compares a full encode of the prompt (the control), session.encode and session.encodeDelta
+// on the prompt text (they compare it with the previous one), the chat path (the session's
+// incremental render, timed apart, then its encode work: "chat delta"), and the segment cache,
 // at histories of 10k / 50k / 200k tokens, for DeepSeek-V3 and the GLM-format tokenizer.
-// Template rendering is timed separately: it is the same for all three and, past
-// ~50k tokens, it is the larger cost (see the render column).
+// Template rendering is timed separately: a full render ("render") and the session's
+// incremental one ("incremental render").
 // "turn alone" is the floor of any incremental scheme: a plain encode of only the text the
 // new prompt adds (from the first character where it differs from the history's prompt),
 // timed in the same state as the session calls (right after an encode of the history), with
