@@ -570,6 +570,7 @@ export class PromptSession {
   /** @internal encodeChatDelta's second step: the encode work. Only the latest render carries its prefix bound. */
   encodeRenderedDelta(r: RenderedChat): SessionDelta {
     const latest = r === this.lastRendered;
+    this.lastRendered = undefined;
     const d = this.delta(r.text, NO_WRAP, latest ? r.hint : undefined);
     this.chatLinked = latest && r.linkable;
     return d;
@@ -618,6 +619,7 @@ export class PromptSession {
 
   private wrapped(text: string, wrap: SequenceWrap): Uint32Array {
     this.chatLinked = false;
+    this.lastRendered = undefined;
     this.inner.update(text);
     this.lastWrap = wrap;
     return framed(wrap, this.inner.view());
@@ -625,7 +627,11 @@ export class PromptSession {
 
   private delta(text: string, wrap: SequenceWrap, hint?: PrefixHint): SessionDelta {
     const sameWrap = this.lastWrap === wrap;
-    if (hint === undefined) this.chatLinked = false;
+    if (hint === undefined) {
+      // A text call: the session's text is no longer the one a pending render was compared with.
+      this.chatLinked = false;
+      this.lastRendered = undefined;
+    }
     const { reused: reusedBody, oldLength, oldTail } = this.inner.update(text, hint);
     this.lastWrap = wrap;
     const { prefix, suffix } = wrap;

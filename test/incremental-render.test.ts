@@ -206,6 +206,7 @@ describe('review counterexamples: incremental render equals a full render', () =
   type Step = { messages: ChatMessage[]; tools?: RenderContext['tools']; kwargs?: Record<string, unknown> } | (() => { messages: ChatMessage[]; kwargs?: Record<string, unknown> });
   let day = 'Mon';
   const today = () => day;
+  const dated = { role: 'user', content: 'x', today } as unknown as ChatMessage;
   const hidden = { role: 'assistant', content: 'c' } as ChatMessage;
   const hiddenCalls = [{ id: '1', type: 'function', function: { name: 'f', arguments: '{"a": 1}' } }];
   Object.defineProperty(hidden, 'tool_calls', { value: hiddenCalls, enumerable: false, writable: true });
@@ -232,6 +233,12 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['kwargs.messages', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == messages[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [], kwargs: { messages: [u('x')] } }, { messages: [], kwargs: { messages: [u('x'), a('y')] } }]],
     ['a caller function with outside state', `{% for m in messages %}{{ m.content }}@{{ today() }};{% endfor %}`, [() => ((day = 'Mon'), { messages: [u('x')], kwargs: { today } }), () => ((day = 'Tue'), { messages: [u('x'), a('y')], kwargs: { today } })]],
     ['a hole against undefined in an extra field', `{% for m in messages %}{{ m.meta|tojson }}{% endfor %}`, [{ messages: [{ role: 'user', content: 'x', meta: [, 1] } as unknown as ChatMessage] }, { messages: [{ role: 'user', content: 'x', meta: [undefined, 1] } as unknown as ChatMessage] }]],
+    // Second review: message values compared by identity (a message only equals itself).
+    ['the last message by identity', `{% for m in messages %}{% if m == messages[-1] %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
+    ['the last message kept before the loop', `{% set last = messages[-1] %}{% for m in messages %}{% if m == last %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
+    ['messages in an outer list', `{% set ends = [messages[0], messages[-1]] %}{% for m in messages %}{% if m in ends %}E{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
+    ['a list the template built', `{% set messages = messages + [messages[-1]] %}{% for m in messages %}{% if m == loop.previtem %}D{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
+    ['a function inside a message', `{% for m in messages %}{{ m.content }}{% if m.today is defined %}@{{ m.today() }}{% endif %};{% endfor %}`, [() => ((day = 'Mon'), { messages: [dated] }), () => ((day = 'Tue'), { messages: [dated, a('y')] })]],
     ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
   ];
   it.each(cases)('%s', (_name, source, steps) => {
@@ -250,6 +257,25 @@ describe('review counterexamples: incremental render equals a full render', () =
     const sparse = [, u('x')] as ChatMessage[];
     expect(() => tok.encodeChat(sparse)).toThrow(expect.objectContaining({ code: 'E_MESSAGES_INVALID' }));
     expect(() => tok.createSession().encodeChat(sparse)).toThrow(expect.objectContaining({ code: 'E_MESSAGES_INVALID' }));
+  });
+
+  it('a text call between a render and its encode drops the render\'s prefix bound', async () => {
+    const tok = await loadTokenizer('deepseek-v3');
+    const long = (seed: number) => Array.from({ length: 800 }, (_, i) => `word${(i * seed) % 97}${i % 13 === 0 ? '\n\n' : ' '}`).join('');
+    const m1 = [u(long(3)), a(long(5))];
+    const m2 = [...m1, u('more please')];
+    const other = tok.renderChat([u(long(7)), a(long(11)), u(long(13)), a(long(17))]);
+    for (const textCall of ['encode', 'encodeDelta'] as const) {
+      const s = tok.createSession();
+      s.encodeChat(m1);
+      const r2 = s.renderIncremental(m2);
+      if (textCall === 'encode') s.encode(other, { addSpecialTokens: false });
+      else s.encodeDelta(other, { addSpecialTokens: false });
+      const d = s.encodeRenderedDelta(r2);
+      expect(d.total, textCall).toBe(tok.encodeChat(m2).length);
+      const m3 = [...m2, a('x')];
+      expect(Array.from(s.encodeChat(m3)), textCall).toEqual(Array.from(tok.encodeChat(m3)));
+    }
   });
 
   it('a render that was not the latest does not lend its prefix bound to the session', async () => {

@@ -150,6 +150,8 @@ const KNOWN = '\u0000promptenc:known';
 
 interface LoopRecord {
   outer: Array<[string, RV]>;
+  /** Position of each message value in this render's `messages`. */
+  positions: Map<RV, number>;
   /** undefined: the iteration cannot be reused (see the module comment). */
   iters: Array<IterRecord | undefined>;
 }
@@ -174,11 +176,26 @@ export class RenderMemo {
 /** Structural equality of runtime values (new, old), memoized per render for immutable values. */
 class Equality {
   private readonly pairs = new WeakMap<object, object>();
+  /**
+   * Positions of the messages in the new and the old `messages` list. `==` on mappings is
+   * identity in this interpreter, and two messages are the same object exactly when they are
+   * at the same position; so a message only equals the message at the same position.
+   */
+  private newAt: Map<RV, number> | undefined;
+  private oldAt: Map<RV, number> | undefined;
+
+  positions(newAt: Map<RV, number>, oldAt: Map<RV, number> | undefined): void {
+    this.newAt = newAt;
+    this.oldAt = oldAt;
+  }
 
   eq(a: RV | undefined, b: RV | undefined, depth = 0): boolean {
-    if (a === b) return true;
+    if (a === b) return true; // a message value shared between renders sits at the same position in both
     if (a === undefined || b === undefined || a.type !== b.type || depth > 64) return false;
     if (this.pairs.get(a) === b) return true;
+    const pa = this.newAt?.get(a);
+    const pb = this.oldAt?.get(b);
+    if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
     // Tool-call argument mappings print as the caller's JSON text (render.ts): compare that too.
     const hasOwnText = Object.prototype.hasOwnProperty.call(a, 'toString') || Object.prototype.hasOwnProperty.call(b, 'toString');
     if (hasOwnText && String(a.toString()) !== String(b.toString())) return false;
@@ -400,8 +417,12 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       return super.evaluateBinaryExpression({ ...node, left, right }, env);
     }
 
+    /** The `messages` list the render was given; a loop over a list the template built is not reused. */
+    private readonly original: RV | undefined;
+
     constructor(env: unknown, private readonly memo: RenderMemo) {
       super(env);
+      this.original = (env as Env).variables.get('messages');
     }
 
     /** Top-level statements, as evaluateBlock does them, keeping each output as a piece. */
@@ -409,7 +430,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const control = usesLoopControl(program);
       let out = '';
       for (const st of program.body) {
-        if (st.type === 'For' && !control && isMessagesLoop(st) && env.variables.get('messages')?.type === 'ArrayValue') {
+        if (st.type === 'For' && !control && isMessagesLoop(st) && env.variables.get('messages') === this.original && this.original?.type === 'ArrayValue') {
           out += this.messagesLoop(st, env);
           continue;
         }
@@ -450,8 +471,11 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         if (map.raw().some(([, x]) => x.type === 'NamespaceValue')) nested = true;
       }
       const prev = this.memo.loops.get(node);
+      const positions = new Map<RV, number>();
+      items.forEach((v, i) => positions.set(v, i));
+      this.equal.positions(positions, prev?.positions);
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
-      const record: LoopRecord = { outer, iters: [] };
+      const record: LoopRecord = { outer, positions, iters: [] };
       this.next.set(node, record);
 
       const scope = new Environment(env as never) as unknown as Env;

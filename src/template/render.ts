@@ -284,6 +284,8 @@ function sameSource(v: unknown, snap: unknown): boolean {
     for (let i = 0; i < v.length; i++) if (i in v !== i in snap || !sameSource(v[i], snap[i])) return false;
     return true;
   }
+  // A function may answer differently each call (and its converted value would be shared): never the same.
+  if (typeof v === 'function') return false;
   return Object.is(v, snap);
 }
 
