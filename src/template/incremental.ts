@@ -23,7 +23,10 @@ import { commonPrefixLength } from '../offsets.js';
  * now; it then contributes the same output string object and its recorded end state (scope
  * variables and the namespace keys it wrote) is restored, so later iterations see what a full
  * evaluation would have left. Equal means structurally equal runtime values, strings by
- * content (the caller's strings are usually the same objects, so `===` is O(1)).
+ * content (the caller's strings are usually the same objects, so `===` is O(1)), except that
+ * a message equals only the message at the same position (`==` on mappings is identity, and
+ * two messages of the given list are the same object exactly when at the same position);
+ * only loops over the list the render was given are reused.
  * Only scalars may cross iterations through loop variables and namespace keys (isPlain): a
  * container, namespace, function or `loop` object belongs to one render, and `==` on
  * containers is identity here. Not reused, conservatively: iterations that keep or read such
