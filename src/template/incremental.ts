@@ -26,7 +26,8 @@ import { commonPrefixLength } from '../offsets.js';
  * content (the caller's strings are usually the same objects, so `===` is O(1)), except that
  * a message equals only the message at the same position (`==` on mappings is identity, and
  * two messages of the given list are the same object exactly when at the same position);
- * only loops over the list the render was given are reused.
+ * only loops over the list the render was given are reused. An iteration that reads an outer
+ * list, mapping or untagged function is not reused (see evaluateIdentifier).
  * Only scalars may cross iterations through loop variables and namespace keys (isPlain): a
  * container, namespace, function or `loop` object belongs to one render, and `==` on
  * containers is identity here. Not reused, conservatively: iterations that keep or read such
@@ -374,6 +375,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     evaluateBlock(body: unknown[], env: Env): RV;
     evaluateMacro(node: AstNode, env: Env): RV;
     evaluateBinaryExpression(node: AstNode, env: Env): RV;
+    evaluateIdentifier(node: AstNode, env: Env): RV;
     global: Env;
   };
   /** An operand whose value is already known (comparisons recomputed with other values). */
@@ -384,7 +386,26 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     private readonly next = new Map<AstNode, LoopRecord>();
     private readonly equal = new Equality();
     /** While an iteration of a reusable loop is evaluated: its namespaces and predicates. */
-    private recording: { nsMaps: RecordingMap[]; predicates: NamespacePredicate[] } | undefined;
+    private recording: { nsMaps: RecordingMap[]; predicates: NamespacePredicate[]; tainted: boolean } | undefined;
+
+    /**
+     * An outer variable read by an iteration must be a scalar, a namespace (its keys are
+     * recorded), a tagged function or the messages list (positions). A list or mapping from
+     * anywhere else (tools, kwargs, one the template built, a part of a message) is new in every
+     * render while `==`, `in`, `unique` compare such values by identity, so the identity
+     * relations the iteration sees could change while every value stays structurally equal:
+     * such an iteration is not reused.
+     */
+    override evaluateIdentifier(node: AstNode, env: Env): RV {
+      const v = super.evaluateIdentifier(node, env);
+      const rec = this.recording;
+      if (rec !== undefined && !rec.tainted && !isPlain(v) && v !== this.original && v.type !== 'NamespaceValue' && !(v.type === 'FunctionValue' && functionTags.has(v))) {
+        let e: Env | undefined = env;
+        while (e !== undefined && !e.variables.has(node.value as string)) e = e.parent;
+        if (e === this.global) rec.tainted = true;
+      }
+      return v;
+    }
 
     override evaluate(node: unknown, env: Env): RV {
       return (node as AstNode | undefined)?.type === KNOWN ? ((node as AstNode).rv as RV) : super.evaluate(node, env);
@@ -449,7 +470,9 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
 
     override evaluateMacro(node: AstNode, env: Env): RV {
       const r = super.evaluateMacro(node, env);
-      tagFunction(env.variables.get(node.name.value), node);
+      // A top-level macro statement runs once per render, so its node names one function; a
+      // macro defined in a loop body is a new function per iteration and stays untagged.
+      if (env === this.global) tagFunction(env.variables.get(node.name.value), node);
       return r;
     }
 
@@ -578,7 +601,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         arrayValue._builtins = undefined;
         const predicates: NamespacePredicate[] = [];
         const outerRecording = this.recording;
-        this.recording = { nsMaps, predicates };
+        const recording = { nsMaps, predicates, tainted: false };
+        this.recording = recording;
         let output: string;
         try {
           output = this.evaluateBlock(node.body, scope).value as string;
@@ -609,7 +633,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         });
         const varsOut = scopeVars();
         record.iters.push(
-          varsIn && varsOut && !whole && plain
+          varsIn && varsOut && !whole && plain && !recording.tainted
             ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, nsPredicates: predicates, output }
             : undefined,
         );
