@@ -149,6 +149,8 @@ interface NamespacePredicate {
 }
 
 const COMPARISONS = new Set(['==', '!=', '<', '>', '<=', '>=']);
+/** Type of the outer-snapshot entry naming a namespace by its slot (no template value has it). */
+const NS_SLOT = '\u0000promptenc:namespace-slot';
 /** AST node type of an operand whose value is given (never produced by the parser). */
 const KNOWN = '\u0000promptenc:known';
 
@@ -242,6 +244,9 @@ class Equality {
         }
         break;
       }
+      case NS_SLOT:
+        same = a.value === b.value;
+        break;
       case 'FunctionValue': {
         const t = functionTags.get(a);
         same = t !== undefined && t === functionTags.get(b);
@@ -493,7 +498,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         if (!(v.value instanceof RecordingMap)) v.value = new RecordingMap(v.value as Map<string, RV>);
         const map = v.value as RecordingMap;
         if (!nsMaps.includes(map)) nsMaps.push(map);
-        outer.push([k, new R.Integer(nsMaps.indexOf(map))]); // which map this name is, not its contents
+        outer.push([k, { type: NS_SLOT, value: nsMaps.indexOf(map), toString: () => '' }]); // which map this name is, not its contents
         if (map.raw().some(([, x]) => x.type === 'NamespaceValue')) nested = true;
       }
       const prev = this.memo.loops.get(node);
@@ -548,7 +553,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         }
         // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
         const loop = loopObject(i);
-        scope.setVariable('loop', new R.Object(loop));
+        const loopValue = new R.Object(loop);
+        scope.setVariable('loop', loopValue);
         scope.setVariable(loopVar, items[i]!);
         this.memo.evaluated++;
         // Evaluate with `messages`, `loop` and the namespaces recording what the body reads.
@@ -632,8 +638,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           m.writes = undefined;
         });
         const varsOut = scopeVars();
+        // A body that reassigns the loop variable or `loop` leaves state a reuse would not restore.
+        const loopIntact = scope.variables.get(loopVar) === items[i] && scope.variables.get('loop') === loopValue;
         record.iters.push(
-          varsIn && varsOut && !whole && plain && !recording.tainted
+          varsIn && varsOut && !whole && plain && !recording.tainted && loopIntact
             ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, nsPredicates: predicates, output }
             : undefined,
         );
@@ -653,6 +661,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     private sameInputs(old: IterRecord, items: RV[], i: number, varsIn: Array<[string, RV]>, nsMaps: RecordingMap[]): boolean {
       const eq = this.equal;
       if (!eq.eq(items[i], old.message) || !eq.entries(varsIn, old.varsIn)) return false;
+      if (old.nsWrites.some(([m]) => nsMaps[m] === undefined)) return false;
       const n = items.length;
       if (old.loopReads === 'all') {
         const entries = old.loop.raw();
@@ -665,7 +674,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         if (r === 'length' ? n !== old.arrayRef.length : !eq.eq(items.at(r), old.arrayRef.at(r))) return false;
       }
       for (const { map, keys: nsKeys, start } of old.nsReads) {
-        const now = nsMaps[map]!;
+        const now = nsMaps[map];
+        if (now === undefined) return false;
         if (nsKeys === 'all') {
           if (!eq.entries(now.raw(), [...start])) return false;
         } else {
@@ -676,6 +686,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       // key before comparing, the compared value followed from its other inputs, which are equal,
       // so the answer is the recorded one either way; this check is then only stricter.)
       for (const p of old.nsPredicates) {
+        if (nsMaps[p.map] === undefined) return false;
         const now = nsMaps[p.map]!.peek(p.key) ?? new R.Undefined(undefined);
         let answer: RV;
         try {
