@@ -92,8 +92,6 @@ export class AddedTokenScanner {
   private readonly anySingleWord: boolean;
   /** isAdded[id] === 1 for added-token ids: the per-id test of matchesAgree (a Set lookup per id cost ~0.3 ms per 16 k ids). */
   readonly isAdded: Uint8Array;
-  /** The smallest added-token id: an id below it is not added, without reading isAdded. */
-  readonly minAdded: number;
 
   constructor(json: TokenizerJson) {
     const tokens = json.added_tokens ?? [];
@@ -105,7 +103,6 @@ export class AddedTokenScanner {
     this.anySingleWord = tokens.some((t) => t.single_word);
     this.isAdded = new Uint8Array(tokens.reduce((m, t) => Math.max(m, t.id + 1), 0));
     for (const t of tokens) this.isAdded[t.id] = 1;
-    this.minAdded = tokens.reduce((m, t) => Math.min(m, t.id), 0xffffffff);
   }
 
   /** All added-token splits in `text`, in order, as HF finds them. */
@@ -228,16 +225,14 @@ export class AddedTokenScanner {
  * added-token IDs appear in the same order. Returns, for each match, the index in `ids`
  * just after its token, or undefined on any disagreement.
  */
-export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, scanner: Pick<AddedTokenScanner, 'isAdded' | 'minAdded'>, prefixOnly = false): number[] | undefined {
-  const { isAdded, minAdded } = scanner;
+export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, scanner: Pick<AddedTokenScanner, 'isAdded'>, prefixOnly = false): number[] | undefined {
+  const { isAdded } = scanner;
   const positions: number[] = [];
   let m = 0;
   for (let i = 0; i < ids.length; i++) {
     if (prefixOnly && m === matches.length) break; // `matches` cover only a prefix of the text `ids` encode
     const id = ids[i]!;
-    // Most ids sit below every added id (added tokens are usually appended to the vocabulary):
-    // no table read then, which matters when the table is not in cache (a session call after a render).
-    if (id < minAdded || isAdded[id] !== 1) continue; // ids past the table's end read undefined: not added
+    if (isAdded[id] !== 1) continue; // ids past the table's end read undefined: not added
     if (m >= matches.length || matches[m]!.id !== ids[i]) return undefined;
     positions.push(i + 1);
     m++;
