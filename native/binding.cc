@@ -316,7 +316,9 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
                         InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
                         InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"),
                         InstanceMethod<&EncoderWrap::EncodeShared>("encodeShared"),
-                        InstanceMethod<&EncoderWrap::SharedIds>("sharedIds")});
+                        InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
+                        InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
+                        InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
   }
 
   explicit EncoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EncoderWrap>(info) {
@@ -413,13 +415,22 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     }
   }
 
-  /// The text argument encoded into idsBuf_ with the sync state (JS thread only).
-  std::vector<uint32_t>& encodeArg(const Napi::CallbackInfo& info) {
+  /// The text argument encoded into idsBuf_ with the sync state (JS thread only); with
+  /// `marks`, also where its added tokens went (UTF-16 offsets).
+  std::vector<uint32_t>& encodeArg(const Napi::CallbackInfo& info, std::vector<promptenc::AddedMark>* marks = nullptr) {
     auto text = textBytes(info, 0, textBuf_);
     idsBuf_.clear();
     idsBuf_.reserve(text.second / 2 + 4);
-    core_->encode(text.first, text.second, idsBuf_, *syncState_);
+    core_->encode(text.first, text.second, idsBuf_, *syncState_, marks);
+    if (marks) promptenc::marksToUtf16(text.first, *marks);
     return idsBuf_;
+  }
+
+  /// ids as encodeShared returns them (a count into sharedIds(), or a new array).
+  Napi::Value sharedResult(Napi::Env env, const std::vector<uint32_t>& ids) {
+    if (shared_ == nullptr || ids.size() > kSharedIds) return toUint32Array(env, ids);
+    if (!ids.empty()) std::memcpy(shared_, ids.data(), ids.size() * sizeof(uint32_t));
+    return Napi::Number::New(env, double(ids.size()));
   }
 
   Napi::Value Encode(const Napi::CallbackInfo& info) {
@@ -447,14 +458,38 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   /// a fraction of that.
   Napi::Value EncodeShared(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      const std::vector<uint32_t>& ids = encodeArg(info);
-      Napi::Value out;
-      if (shared_ == nullptr || ids.size() > kSharedIds) {
-        out = toUint32Array(info.Env(), ids);
-      } else {
-        if (!ids.empty()) std::memcpy(shared_, ids.data(), ids.size() * sizeof(uint32_t));
-        out = Napi::Number::New(info.Env(), double(ids.size()));
+      Napi::Value out = sharedResult(info.Env(), encodeArg(info));
+      trimBuffers();
+      return out;
+    });
+  }
+
+  /// The marks array of encodeMarked: [count, (start, end, after) per added token]. It is
+  /// replaced by a larger one when a call has more marks than fit (count is still written
+  /// to the old one's first slot, so a caller holding it knows to ask again).
+  Napi::Value SharedMarks(const Napi::CallbackInfo& info) {
+    if (marksRef_.IsEmpty()) newMarksArray(info.Env(), kSharedMarks);
+    return marksRef_.Value();
+  }
+
+  /// encodeShared, plus where the added tokens went (sharedMarks()): a session then cuts
+  /// after them without scanning the text again in JS and checking that scan against the ids.
+  Napi::Value EncodeMarked(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      if (marksRef_.IsEmpty()) newMarksArray(info.Env(), kSharedMarks);
+      marksBuf_.clear();
+      Napi::Value out = sharedResult(info.Env(), encodeArg(info, &marksBuf_));
+      const size_t count = marksBuf_.size();
+      marks_[0] = uint32_t(count);
+      if (1 + 3 * count > marksCapacity_) newMarksArray(info.Env(), std::max(1 + 3 * count, 2 * marksCapacity_));
+      uint32_t* m = marks_;
+      m[0] = uint32_t(count);
+      for (size_t i = 0; i < count; i++) {
+        m[1 + 3 * i] = uint32_t(marksBuf_[i].start);
+        m[2 + 3 * i] = uint32_t(marksBuf_[i].end);
+        m[3 + 3 * i] = uint32_t(marksBuf_[i].after);
       }
+      if (marksBuf_.capacity() > (size_t(1) << 16)) std::vector<promptenc::AddedMark>().swap(marksBuf_);
       trimBuffers();
       return out;
     });
@@ -522,6 +557,18 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   static constexpr size_t kSharedIds = 4096;
   Napi::Reference<Napi::Uint32Array> sharedRef_;
   uint32_t* shared_ = nullptr;
+  // encodeMarked's marks (see SharedMarks); same thread as syncState_.
+  static constexpr size_t kSharedMarks = 1 + 3 * 1024;
+  Napi::Reference<Napi::Uint32Array> marksRef_;
+  uint32_t* marks_ = nullptr;
+  size_t marksCapacity_ = 0;
+  std::vector<promptenc::AddedMark> marksBuf_;
+  void newMarksArray(Napi::Env env, size_t capacity) {
+    Napi::Uint32Array a = Napi::Uint32Array::New(env, capacity);
+    marks_ = a.Data();
+    marksCapacity_ = capacity;
+    marksRef_ = Napi::Persistent(a);
+  }
   void trimBuffers() {
     if (textBuf_.capacity() > (size_t(16) << 20)) std::string().swap(textBuf_);
     if (idsBuf_.capacity() > (size_t(4) << 20)) std::vector<uint32_t>().swap(idsBuf_);

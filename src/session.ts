@@ -1,4 +1,4 @@
-import { matchesAgree, type AddedTokenScanner } from './split.js';
+import { matchesAgree, type AddedMatch, type AddedTokenScanner } from './split.js';
 import { commonPrefixLength } from './offsets.js';
 
 /**
@@ -6,7 +6,11 @@ import { commonPrefixLength } from './offsets.js';
  * every ID comes from `encodeBody`, the same path as PromptTokenizer.encode.
  */
 export interface SessionHost {
-  encodeBody(text: string): Uint32Array;
+  /**
+   * The ids, and where the backend put the added tokens when it reports it (Backend.encodeMarked:
+   * triples of UTF-16 start, end and id count after); without marks the session scans the text.
+   */
+  encodeBody(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
   scanner: AddedTokenScanner;
   /** Byte length per token id (byte-level BPE only); enables cut points inside long text. */
   tokenLengths: Uint16Array | undefined;
@@ -75,6 +79,8 @@ export class EncodeSession {
    */
   private pendingChar = -1;
   private pendingTok = 0;
+  /** The backend's marks for text[pendingChar..] (offsets relative to pendingChar), if it gave them. */
+  private pendingMarks: Uint32Array | undefined;
   private readonly counters: SessionStats = { reusedChars: 0, encodedChars: 0, calls: 0 };
 
   constructor(private readonly host: SessionHost) {}
@@ -90,6 +96,7 @@ export class EncodeSession {
     this.cutChars = [];
     this.cutTokens = [];
     this.pendingChar = -1;
+    this.pendingMarks = undefined;
   }
 
   /** The current ids (a copy: O(n), the only O(n) step of a call that returns them all). */
@@ -145,7 +152,7 @@ export class EncodeSession {
     const startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
     const startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
     const suffix = hint ? hint.tail(startChar) : text.slice(startChar);
-    const suffixIds = this.host.encodeBody(suffix);
+    const { ids: suffixIds, marks } = this.host.encodeBody(suffix);
 
     // The cut only promises equality up to startTok; the re-encoded tokens often match the old ones further.
     const old = this.buf;
@@ -170,8 +177,9 @@ export class EncodeSession {
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
       this.pendingTok = startTok;
+      this.pendingMarks = marks;
     } else {
-      this.addCuts(suffix, suffixIds, startChar, startTok, false);
+      this.addCuts(suffix, suffixIds, startChar, startTok, false, marks);
     }
     this.text = text;
     this.counters.reusedChars += startChar;
@@ -187,10 +195,12 @@ export class EncodeSession {
   private placePendingCuts(common: number, margin: number): void {
     const charBase = this.pendingChar;
     const tokBase = this.pendingTok;
+    const marks = this.pendingMarks;
     this.pendingChar = -1;
+    this.pendingMarks = undefined;
     if (common - margin <= charBase) return; // no cut in the region could be kept
     const end = Math.min(common, this.text.length);
-    this.addCuts(this.text.slice(charBase, end), this.buf.subarray(tokBase, this.len), charBase, tokBase, end < this.text.length);
+    this.addCuts(this.text.slice(charBase, end), this.buf.subarray(tokBase, this.len), charBase, tokBase, end < this.text.length, marks);
   }
 
   /**
@@ -199,15 +209,34 @@ export class EncodeSession {
    * matches the scanner decides from characters inside suffix are used (start + margin + 1
    * <= its length: leftmost-longest reads maxLength characters, single_word one more), their
    * ids are matched against a prefix of `ids`, and the unterminated last gap gets no inner cuts.
+   * With `marks` (the backend's split of text[charBase..], see SessionHost) they replace the
+   * scan and its check against the ids; the truncation rule is applied to them all the same.
    */
-  private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number, truncated: boolean): void {
+  private addCuts(suffix: string, ids: Uint32Array, charBase: number, tokBase: number, truncated: boolean, marks?: Uint32Array): void {
     const { scanner } = this.host;
-    const matches = scanner.scan(suffix);
+    let matches: AddedMatch[];
+    let after: number[] | undefined;
+    if (marks !== undefined) {
+      // The backend's own split of this text: nothing to scan, nothing to check against the ids.
+      matches = [];
+      after = [];
+      for (let i = 0; i < marks.length; i += 3) {
+        const tok = marks[i + 2]!;
+        const id = ids[tok - 1]!;
+        matches.push({ start: marks[i]!, end: marks[i + 1]!, id, safeEnd: scanner.safeEndId[id] === 1 });
+        after.push(tok);
+      }
+    } else {
+      matches = scanner.scan(suffix);
+    }
     if (truncated) {
       const decided = suffix.length - Math.max(scanner.maxLength, 1) - 1;
-      while (matches.length > 0 && matches[matches.length - 1]!.start > decided) matches.pop();
+      while (matches.length > 0 && matches[matches.length - 1]!.start > decided) {
+        matches.pop();
+        after?.pop();
+      }
     }
-    const after = matchesAgree(matches, ids, scanner, truncated);
+    after ??= matchesAgree(matches, ids, scanner, truncated);
     if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
     let gapStart = 0;
     let gapTok = 0;

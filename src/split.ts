@@ -92,6 +92,8 @@ export class AddedTokenScanner {
   private readonly anySingleWord: boolean;
   /** isAdded[id] === 1 for added-token ids: the per-id test of matchesAgree (a Set lookup per id cost ~0.3 ms per 16 k ids). */
   readonly isAdded: Uint8Array;
+  /** safeEndId[id] === 1 when a match of that added token is a safe cut (AddedMatch.safeEnd), for splits a backend reports. */
+  readonly safeEndId: Uint8Array;
 
   constructor(json: TokenizerJson) {
     const tokens = json.added_tokens ?? [];
@@ -103,6 +105,10 @@ export class AddedTokenScanner {
     this.anySingleWord = tokens.some((t) => t.single_word);
     this.isAdded = new Uint8Array(tokens.reduce((m, t) => Math.max(m, t.id + 1), 0));
     for (const t of tokens) this.isAdded[t.id] = 1;
+    // Entries with different contents may share an id; the id alone then cannot tell which matched, so all must be safe.
+    this.safeEndId = new Uint8Array(this.isAdded.length);
+    for (const t of tokens) this.safeEndId[t.id] = 1;
+    for (const t of tokens) if (!this.isSafeEnd(t)) this.safeEndId[t.id] = 0;
   }
 
   /** All added-token splits in `text`, in order, as HF finds them. */

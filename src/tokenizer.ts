@@ -219,7 +219,8 @@ export class PromptTokenizer {
   createSession(): PromptSession {
     const family = preTokenizerFamily(this.json);
     const host: SessionHost = {
-      encodeBody: (text) => this.encodeBody(text),
+      // The backend's marks spare the session its own scan; the segment cache (chunked encodes) gives none.
+      encodeBody: (text) => (!this.cache && this.impl.encodeMarked && text.length > 0 ? this.impl.encodeMarked(text) : { ids: this.encodeBody(text), marks: undefined }),
       scanner: this.scanner,
       tokenLengths: this.tokenLengths,
       newlineBreaks: family !== undefined && family !== 'gpt2',

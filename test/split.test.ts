@@ -5,12 +5,15 @@
  * a full encode on disagreement, so a scanner bug would only cost speed there: this test
  * is what catches one.) Random strings over added-token text, partial tokens, whitespace
  * and plain text, for tokenizers with raw and normalized tokens.
+ * The native backend's marks (Backend.encodeMarked: where it put each added token, which
+ * sessions use instead of this scan) must say the same: split offsets and id positions.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AddedTokenScanner } from '../src/split.js';
+import { AddedTokenScanner, matchesAgree } from '../src/split.js';
+import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/backend/types.js';
 import { rng } from './helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
@@ -60,7 +63,10 @@ describe('AddedTokenScanner finds what the oracle finds', () => {
       const added = json.added_tokens ?? [];
       const contents = added.map((t) => t.content);
       const r = rng(name.length * 7919);
+      // The native backend's marks for the same text: the oracle's ids, and the scanner's matches.
+      const native = nativeAddonStatus().available ? createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} }) : undefined;
       let found = 0;
+      let marked = 0;
       for (let k = 0; k < 250; k++) {
         let text = '';
         const parts = 1 + Math.floor(r() * 12);
@@ -76,8 +82,18 @@ describe('AddedTokenScanner finds what the oracle finds', () => {
         const got = scanner.scan(text).map((m) => m.id);
         if (got.join() !== want.join()) expect({ text, got }).toEqual({ text, got: want });
         found += want.length;
+        if (native?.encodeMarked) {
+          const { ids, marks } = native.encodeMarked(text);
+          if (marks === undefined) continue; // the NFC fallback (a non-NFC text for Qwen3) reports none
+          const all = await oracleEncode(path, text, false);
+          const matches = scanner.scan(text);
+          const wantMarks = matchesAgree(matches, Uint32Array.from(all), scanner)!.flatMap((after, i) => [matches[i]!.start, matches[i]!.end, after]);
+          expect({ text, ids: [...ids], marks: [...marks] }).toEqual({ text, ids: all, marks: wantMarks });
+          marked += marks.length / 3;
+        }
       }
       expect(found).toBeGreaterThan(200);
+      if (nativeAddonStatus().available) expect(marked).toBeGreaterThan(200);
     });
   }
 });

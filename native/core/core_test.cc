@@ -114,6 +114,14 @@ int main() {
     appendUtf8Lossy(bad, sizeof bad, out);
     CHECK(out == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
   }
+  // marksToUtf16: "a" (1 unit), "é" (2 bytes, 1 unit), "🎉" (4 bytes, 2 units), "中" (3 bytes, 1 unit).
+  {
+    const std::string t = "a\xC3\xA9\xF0\x9F\x8E\x89<x>\xE4\xB8\xAD<y>";
+    std::vector<AddedMark> marks = {{7, 10, 1}, {13, 16, 3}};
+    marksToUtf16(reinterpret_cast<const uint8_t*>(t.data()), marks);
+    CHECK(marks[0].start == 4 && marks[0].end == 7 && marks[0].after == 1);
+    CHECK(marks[1].start == 8 && marks[1].end == 11 && marks[1].after == 3);
+  }
   CHECK(byteLevelChar(' ') == 0x120);
   CHECK(byteLevelChar('\n') == 0x10A);
   CHECK(byteLevelChar('a') == 'a');

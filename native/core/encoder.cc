@@ -182,17 +182,26 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) con
 }
 
 void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch) const {
+  encode(s, n, out, scratch, nullptr);
+}
+
+void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch,
+                     std::vector<AddedMark>* marks) const {
   scratch.raw.clear();
   if (rawTrie_.empty() && normalizedTrie_.empty()) {
     if (n) encodeText(s, 0, n, out, scratch);
     return;
   }
+  auto token = [&](uint32_t id, size_t start, size_t end) {
+    out.push_back(id);
+    if (marks) marks->push_back(AddedMark{start, end, out.size()});
+  };
   // Pass 1: normalized=false tokens on the raw text. Pass 2: normalized=true tokens
   // inside each remaining gap (already normalized, see NormalizerKind::Nfc).
   findAddedTokens(rawTrie_, added_, s, n, scratch.raw);
   for (const Segment& seg : scratch.raw) {
     if (seg.tokenId != kNoSegmentToken) {
-      out.push_back(seg.tokenId);
+      token(seg.tokenId, seg.start, seg.end);
       continue;
     }
     if (normalizedTrie_.empty()) {
@@ -203,10 +212,24 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
     findAddedTokens(normalizedTrie_, added_, s + seg.start, seg.end - seg.start, scratch.inner);
     for (const Segment& in : scratch.inner) {
       if (in.tokenId != kNoSegmentToken)
-        out.push_back(in.tokenId);
+        token(in.tokenId, seg.start + in.start, seg.start + in.end);
       else
         encodeText(s, seg.start + in.start, seg.start + in.end, out, scratch);
     }
+  }
+}
+
+void marksToUtf16(const uint8_t* s, std::vector<AddedMark>& marks) {
+  // A UTF-16 unit per UTF-8 sequence, two for a 4-byte one: count the bytes that are not
+  // continuation bytes, plus the 4-byte leads. Offsets are sequence boundaries.
+  size_t at = 0, units = 0;
+  auto advance = [&](size_t to) {
+    for (; at < to; at++) units += size_t((s[at] & 0xC0) != 0x80) + size_t(s[at] >= 0xF0);
+    return units;
+  };
+  for (AddedMark& m : marks) {
+    m.start = advance(m.start);
+    m.end = advance(m.end);
   }
 }
 

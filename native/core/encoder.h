@@ -52,6 +52,19 @@ struct EncodeState {
   Pending pending[kLookahead];
 };
 
+/// Where encode put an added token: its split in the text (byte offsets, whitespace taken
+/// by lstrip/rstrip included, as Segment) and out.size() right after its id was appended.
+/// Sessions cut the text after such tokens without scanning it again.
+struct AddedMark {
+  size_t start;
+  size_t end;
+  size_t after;
+};
+
+/// Rewrites the byte offsets of `marks` (ascending, inside s[0, n), n = UTF-8 of a JS
+/// string) as UTF-16 offsets: one forward pass over s up to the last end.
+void marksToUtf16(const uint8_t* s, std::vector<AddedMark>& marks);
+
 class Encoder {
  public:
   explicit Encoder(EncoderSpec spec);  // throws std::invalid_argument on inconsistent input
@@ -61,6 +74,9 @@ class Encoder {
   void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const;
   /// The same, reusing `state` (its word cache makes repeated calls faster).
   void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state) const;
+  /// The same, also appending an AddedMark per added token to *marks (when not null).
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state,
+              std::vector<AddedMark>* marks) const;
 
   /// HF `decode` with a ByteLevel decoder; invalid UTF-8 becomes U+FFFD as in
   /// Rust's String::from_utf8_lossy. Unknown ids are skipped.

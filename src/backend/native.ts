@@ -52,6 +52,9 @@ interface NativeEncoder {
   /** encode that writes up to sharedIds().length ids into sharedIds() and returns their count (absent in older builds) */
   encodeShared?(text: string): number | Uint32Array;
   sharedIds?(): Uint32Array;
+  /** encodeShared that also fills sharedMarks() with [count, (start, end, after) per added token] */
+  encodeMarked?(text: string): number | Uint32Array;
+  sharedMarks?(): Uint32Array;
 }
 interface NativeAddon {
   Encoder: new (spec: NativeSpec) => NativeEncoder;
@@ -399,6 +402,9 @@ export function createNativeBackend(init: BackendInit): Backend {
         return typeof r === 'number' ? shared.slice(0, r) : r;
       }
     : (text: string): Uint32Array => core.encode(text);
+  // The marks array is replaced by a larger one when a call needs more room; its first slot
+  // always gets the count, so a stale array tells that a new one must be fetched.
+  let marksArray = shared && core.encodeMarked && core.sharedMarks ? core.sharedMarks() : undefined;
 
   return {
     kind: 'native',
@@ -407,6 +413,17 @@ export function createNativeBackend(init: BackendInit): Backend {
       if (needsFallback(text)) return jsFallback().encode(text);
       return encodeCore(text);
     },
+    ...(marksArray && {
+      encodeMarked(text: string): { ids: Uint32Array; marks: Uint32Array | undefined } {
+        checkText(text, 'text');
+        if (needsFallback(text)) return { ids: jsFallback().encode(text), marks: undefined };
+        const r = core.encodeMarked!(text);
+        const ids = typeof r === 'number' ? shared!.slice(0, r) : r;
+        const count = marksArray![0]!;
+        if (1 + 3 * count > marksArray!.length) marksArray = core.sharedMarks!();
+        return { ids, marks: marksArray!.slice(1, 1 + 3 * count) };
+      },
+    }),
     count(text: string): number {
       checkText(text, 'text');
       if (needsFallback(text)) return jsFallback().count(text);

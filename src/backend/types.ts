@@ -84,4 +84,12 @@ export interface Backend {
   encodeAsync(text: string): Promise<Uint32Array>;
   /** Encode many texts, using up to `threads` worker threads when the backend can. */
   encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
+  /**
+   * encode, plus where the added tokens went, when the backend knows it (the native core
+   * does; sessions then need not scan the text themselves). `marks` holds a triple per added
+   * token in text order: the UTF-16 start and end of its split (lstrip/rstrip whitespace
+   * included, as AddedMatch) and the number of ids up to and including it. undefined marks:
+   * not known for this text (the NFC fallback), scan instead.
+   */
+  encodeMarked?(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
 }
