@@ -47,7 +47,8 @@ const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
  * encodeBody(text) === ids[0, k) ++ encodeBody(text[c..]). Two kinds exist:
  * - after an added token (AddedMatch.safeEnd): HF encodes the text between added tokens
  *   independently, so the cut is exact as long as the scan before c is unchanged, which
- *   holds when the new text agrees with the old one up to c + maxTokenLength;
+ *   holds when the new text agrees with the old one up to c + maxTokenLength, or up to c
+ *   after a closed token (AddedTokenScanner.isClosed);
  * - inside a long text run, after "\n" followed by a letter or digit: in the cl100k, Qwen,
  *   o200k and DeepSeek regexes no branch matches across it (letter runs may not take
  *   \r\n as a prefix, `\s*[\r\n]+` and `[\r\n]*` tails stop at the last newline,
@@ -70,6 +71,8 @@ export class EncodeSession {
   private len = 0;
   private cutChars: number[] = [];
   private cutTokens: number[] = [];
+  /** 1 for a cut after a closed added token (AddedTokenScanner.isClosed): it needs the texts to agree only up to it. */
+  private cutClosed: number[] = [];
   /**
    * Cuts of text[pendingChar..] (ids[pendingTok..]) not placed yet, or -1. A call that
    * re-encodes most of the text (a template that rewrote earlier turns) leaves them to the
@@ -95,6 +98,7 @@ export class EncodeSession {
     this.len = 0;
     this.cutChars = [];
     this.cutTokens = [];
+    this.cutClosed = [];
     this.pendingChar = -1;
     this.pendingMarks = undefined;
   }
@@ -140,15 +144,19 @@ export class EncodeSession {
     const common = this.counters.calls > 1 ? (hint ? hint.common : commonPrefixLength(this.text, text)) : 0;
     const margin = Math.max(this.host.scanner.maxLength, 1);
     if (this.pendingChar >= 0) this.placePendingCuts(common, margin);
-    // Last cut c with c + margin <= common (binary search: cuts are sorted).
+    // Last cut c with c + margin <= common (binary search: cuts are sorted), then any later
+    // closed cut with c <= common. Keeping a cut keeps the earlier ones: the split of the new
+    // text agrees with the old one up to it, so they hold for the new text too.
+    const cutChars = this.cutChars;
     let lo = 0;
-    let hi = this.cutChars.length;
+    let hi = cutChars.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.cutChars[mid]! + margin <= common) lo = mid + 1;
+      if (cutChars[mid]! + margin <= common) lo = mid + 1;
       else hi = mid;
     }
-    const keep = lo; // cuts [0, keep) stay valid
+    let keep = lo; // cuts [0, keep) stay valid
+    for (let j = lo; j < cutChars.length && cutChars[j]! <= common; j++) if (this.cutClosed[j] === 1) keep = j + 1;
     const startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
     const startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
     const suffix = hint ? hint.tail(startChar) : text.slice(startChar);
@@ -174,6 +182,7 @@ export class EncodeSession {
 
     this.cutChars.length = keep;
     this.cutTokens.length = keep;
+    this.cutClosed.length = keep;
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
       this.pendingTok = startTok;
@@ -223,7 +232,7 @@ export class EncodeSession {
       for (let i = 0; i < marks.length; i += 3) {
         const tok = marks[i + 2]!;
         const id = ids[tok - 1]!;
-        matches.push({ start: marks[i]!, end: marks[i + 1]!, id, safeEnd: scanner.safeEndId[id] === 1 });
+        matches.push({ start: marks[i]!, end: marks[i + 1]!, id, safeEnd: scanner.safeEndId[id] === 1, closed: scanner.isClosed(id) });
         after.push(tok);
       }
     } else {
@@ -250,6 +259,7 @@ export class EncodeSession {
       if (match.safeEnd) {
         this.cutChars.push(charBase + match.end);
         this.cutTokens.push(tokBase + after[m]!);
+        this.cutClosed.push(match.closed ? 1 : 0);
       }
       gapStart = match.end;
       gapTok = after[m]!;
@@ -306,6 +316,7 @@ export class EncodeSession {
     for (const [c, k] of cuts) {
       this.cutChars.push(charBase + c);
       this.cutTokens.push(tokBase + k);
+      this.cutClosed.push(0);
     }
   }
 }

