@@ -214,6 +214,10 @@ describe('review counterexamples: incremental render equals a full render', () =
   const hidden = { role: 'assistant', content: 'c' } as ChatMessage;
   const hiddenCalls = [{ id: '1', type: 'function', function: { name: 'f', arguments: '{"a": 1}' } }];
   Object.defineProperty(hidden, 'tool_calls', { value: hiddenCalls, enumerable: false, writable: true });
+  // The message cache's compare walks objects with for-in and an own-property test: order, additions and prototypes.
+  const ordered = { role: 'user', content: 'x', meta: { a: 1, b: 1 } } as unknown as ChatMessage & { meta: Record<string, number> };
+  const grown = { role: 'user', content: 'x', meta: { a: 1 } } as unknown as ChatMessage & { meta: Record<string, number> };
+  const inheriting = Object.assign(Object.create({ extra: 'P' }) as object, { role: 'user', content: 'x' }) as ChatMessage;
   const cases: Array<[string, string, Step[]]> = [
     ['messages compared with an alias', `{% set msgs = messages %}{% for m in messages %}{% if messages == msgs %}A{% else %}B{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
     ['break inside a macro', `{% macro stop() %}{% break %}{% endmacro %}{% for m in messages %}{{ m.content }}{% if m.content == 'S' %}{{ stop() }}{% endif %};{% endfor %}END`, [{ messages: [u('x'), u('S'), u('z')] }]],
@@ -254,6 +258,9 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['a namespace where an outer number was', `{% if messages|length > 1 %}{% set x = 0 %}{% else %}{% set x = namespace(a='NS') %}{% endif %}{% for m in messages %}[{{ x.a if x is not number else 'num' }}]{% endfor %}`, [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }]],
     ['the loop variable reassigned in the body', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m }}{% endcall %}{% endif %}{{ m.content }};{% set m = 'X' %}{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
     ['loop reassigned in the body', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ loop }}{% endcall %}{% endif %}{{ m.content }};{% set loop = 'L' %}{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
+    ['keys reordered in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [ordered] }, () => (delete ordered.meta.a, (ordered.meta.a = 1), { messages: [ordered] })]],
+    ['a key added in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [grown] }, () => ((grown.meta.c = 3), { messages: [grown] })]],
+    ['an inherited field, then an own one', `{% for m in messages %}[{{ m.extra }}]{% endfor %}`, [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })]],
     ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
   ];
   it.each(cases)('%s', (_name, source, steps) => {

@@ -212,7 +212,7 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
   const miss: number[] = [];
   for (let i = 0; i < messages.length; i++) {
     const c = cache[i];
-    if (c !== undefined && sameSource(messageReads(messages[i]!), c.snap)) out[i] = c.value;
+    if (c !== undefined && sameMessage(messages[i]!, c.snap)) out[i] = c.value;
     else miss.push(i);
   }
   if (miss.length > 0) {
@@ -237,7 +237,7 @@ function allObjects(list: readonly unknown[]): boolean {
 /**
  * Everything a render reads of a caller's message: its own enumerable entries (spread and
  * converted) and the fields prepareMessages reads by property access, which need not be
- * enumerable or own.
+ * enumerable or own. sameMessage compares the same reads against this, without building them.
  */
 function messageReads(m: ChatMessage): unknown[] {
   const calls = m.tool_calls;
@@ -250,9 +250,29 @@ function messageReads(m: ChatMessage): unknown[] {
   ];
 }
 
-/** An object's own enumerable entries, as convertToRuntimeValues reads them. */
+/** sameSource(messageReads(m), snap), allocating nothing (it runs per message per render). */
+function sameMessage(m: ChatMessage, snap: unknown): boolean {
+  const s = snap as unknown[];
+  const calls = m.tool_calls;
+  if (!sameSource(m, s[0]) || !sameSource(m.content, s[1]) || !sameSource(m.reasoning_content, s[2]) || !sameSource(calls, s[3])) return false;
+  if (!Array.isArray(calls)) return s[4] === undefined;
+  const details = s[4];
+  if (!Array.isArray(details) || details.length !== calls.length) return false;
+  for (let i = 0; i < calls.length; i++) {
+    const tc = calls[i];
+    const d = details[i] as unknown[];
+    // snapshotSource kept each detail as a 4-element array (map fills every slot: no holes).
+    if (!sameSource(tc, d[0]) || !sameSource(tc?.function, d[1]) || !sameSource(tc?.function?.name, d[2]) || !sameSource(tc?.function?.arguments, d[3])) return false;
+  }
+  return true;
+}
+
+/** An object's own enumerable entries, as convertToRuntimeValues reads them (Object.entries). */
 class EntriesSnapshot {
-  constructor(readonly entries: Array<[string, unknown]>) {}
+  constructor(
+    readonly keys: string[],
+    readonly values: unknown[],
+  ) {}
 }
 
 /**
@@ -262,21 +282,32 @@ class EntriesSnapshot {
  */
 function snapshotSource(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(snapshotSource);
-  if (v !== null && typeof v === 'object') return new EntriesSnapshot(Object.entries(v).map(([k, x]) => [k, snapshotSource(x)]));
+  if (v !== null && typeof v === 'object') {
+    const keys = Object.keys(v);
+    return new EntriesSnapshot(keys, keys.map((k) => snapshotSource((v as Record<string, unknown>)[k])));
+  }
   return v;
 }
 
-/** v converts to the same runtime value as the value snapshotSource copied (keys in order, -0 is not 0). */
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * v converts to the same runtime value as the value snapshotSource copied (keys in order, -0
+ * is not 0). Objects are walked with for-in and an own-property test, which visits the own
+ * enumerable string keys in Object.keys order (for-in skips names shadowed by a non-enumerable
+ * own property) without allocating: this runs over every message on every render.
+ */
 function sameSource(v: unknown, snap: unknown): boolean {
   if (snap instanceof EntriesSnapshot) {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
-    const a = Object.entries(v);
-    const b = snap.entries;
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) {
-      if (a[i]![0] !== b[i]![0] || !sameSource(a[i]![1], b[i]![1])) return false;
+    const { keys, values } = snap;
+    let i = 0;
+    for (const k in v) {
+      if (!hasOwn.call(v, k)) continue;
+      if (i >= keys.length || k !== keys[i] || !sameSource((v as Record<string, unknown>)[k], values[i])) return false;
+      i++;
     }
-    return true;
+    return i === keys.length;
   }
   if (Array.isArray(snap)) {
     if (!Array.isArray(v) || v.length !== snap.length) return false;
