@@ -148,6 +148,8 @@ interface NamespacePredicate {
   result: RV;
 }
 
+/** The empty loop-scope snapshot, shared (records only read their snapshots). */
+const NO_VARS = Object.freeze([]) as unknown as Array<[string, RV]>;
 const COMPARISONS = new Set(['==', '!=', '<', '>', '<=', '>=']);
 /** Type of the outer-snapshot entry naming a namespace by its slot (no template value has it). */
 const NS_SLOT = '\u0000promptenc:namespace-slot';
@@ -156,8 +158,8 @@ const KNOWN = '\u0000promptenc:known';
 
 interface LoopRecord {
   outer: Array<[string, RV]>;
-  /** Position of each message value in this render's `messages`. */
-  positions: Map<RV, number>;
+  /** This render's `messages` values, in order (their positions, see Equality). */
+  items: RV[];
   /** undefined: the iteration cannot be reused (see the module comment). */
   iters: Array<IterRecord | undefined>;
 }
@@ -187,18 +189,33 @@ class Equality {
    * identity in this interpreter, and two messages are the same object exactly when they are
    * at the same position; so a message only equals the message at the same position.
    */
+  private newItems: readonly RV[] | undefined;
+  private oldItems: readonly RV[] | undefined;
+  // Built on the first compare of two different values: a message value shared between renders
+  // compares equal by identity first, so a render that reuses every message never builds them.
   private newAt: Map<RV, number> | undefined;
   private oldAt: Map<RV, number> | undefined;
 
-  positions(newAt: Map<RV, number>, oldAt: Map<RV, number> | undefined): void {
-    this.newAt = newAt;
-    this.oldAt = oldAt;
+  positions(newItems: readonly RV[], oldItems: readonly RV[] | undefined): void {
+    this.newItems = newItems;
+    this.oldItems = oldItems;
+    this.newAt = undefined;
+    this.oldAt = undefined;
+  }
+
+  private static positionMap(items: readonly RV[] | undefined): Map<RV, number> | undefined {
+    if (items === undefined) return undefined;
+    const at = new Map<RV, number>();
+    for (let i = 0; i < items.length; i++) at.set(items[i]!, i);
+    return at;
   }
 
   eq(a: RV | undefined, b: RV | undefined, depth = 0): boolean {
     if (a === b) return true; // a message value shared between renders sits at the same position in both
     if (a === undefined || b === undefined || a.type !== b.type || depth > 64) return false;
     if (this.pairs.get(a) === b) return true;
+    if (this.newAt === undefined && this.newItems !== undefined) this.newAt = Equality.positionMap(this.newItems);
+    if (this.oldAt === undefined && this.oldItems !== undefined) this.oldAt = Equality.positionMap(this.oldItems);
     const pa = this.newAt?.get(a);
     const pb = this.oldAt?.get(b);
     if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
@@ -502,11 +519,9 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         if (map.raw().some(([, x]) => x.type === 'NamespaceValue')) nested = true;
       }
       const prev = this.memo.loops.get(node);
-      const positions = new Map<RV, number>();
-      items.forEach((v, i) => positions.set(v, i));
-      this.equal.positions(positions, prev?.positions);
+      this.equal.positions(items, prev?.items);
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
-      const record: LoopRecord = { outer, positions, iters: [] };
+      const record: LoopRecord = { outer, items, iters: [] };
       this.next.set(node, record);
 
       const scope = new Environment(env as never) as unknown as Env;
@@ -514,13 +529,13 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const loopVar = node.loopvar.value as string;
       /** The for-scope variables, or undefined when one holds something not comparable. */
       const scopeVars = (): Array<[string, RV]> | undefined => {
-        const vars: Array<[string, RV]> = [];
+        let vars: Array<[string, RV]> | undefined;
         for (const [k, v] of scope.variables) {
           if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) continue;
           if (!isPlain(v)) return undefined;
-          vars.push([k, v]);
+          (vars ??= []).push([k, v]);
         }
-        return vars;
+        return vars ?? NO_VARS; // most templates keep no loop-scope variable: no array per iteration
       };
 
       const loopObject = (i: number): RecordingMap =>
