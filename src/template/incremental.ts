@@ -148,6 +148,41 @@ interface NamespacePredicate {
   result: RV;
 }
 
+/** A missing namespace key reads as this (values are never mutated, so one instance serves). */
+let UNDEFINED: RV;
+
+/**
+ * `left <op> right` as the library's evaluateBinaryExpression answers it, for the cases that
+ * need no allocation: == and != on scalars (its `left.value == right.value`, loose, as there)
+ * and ordering on two numbers. undefined: any other case, left to the library.
+ */
+function scalarComparison(op: string, left: RV, right: RV): boolean | undefined {
+  if (!isPlain(left) || !isPlain(right)) return undefined;
+  const a = left.value as number;
+  const b = right.value as number;
+  switch (op) {
+    case '==':
+      // eslint-disable-next-line eqeqeq
+      return a == b;
+    case '!=':
+      // eslint-disable-next-line eqeqeq
+      return a != b;
+  }
+  const numeric = (v: RV) => v.type === 'IntegerValue' || v.type === 'FloatValue';
+  if (!numeric(left) || !numeric(right)) return undefined;
+  switch (op) {
+    case '<':
+      return a < b;
+    case '>':
+      return a > b;
+    case '<=':
+      return a <= b;
+    case '>=':
+      return a >= b;
+  }
+  return undefined;
+}
+
 /** The empty loop-scope snapshot, shared (records only read their snapshots). */
 const NO_VARS = Object.freeze([]) as unknown as Array<[string, RV]>;
 const COMPARISONS = new Set(['==', '!=', '<', '>', '<=', '>=']);
@@ -214,11 +249,14 @@ class Equality {
     if (a === b) return true; // a message value shared between renders sits at the same position in both
     if (a === undefined || b === undefined || a.type !== b.type || depth > 64) return false;
     if (this.pairs.get(a) === b) return true;
-    if (this.newAt === undefined && this.newItems !== undefined) this.newAt = Equality.positionMap(this.newItems);
-    if (this.oldAt === undefined && this.oldItems !== undefined) this.oldAt = Equality.positionMap(this.oldItems);
-    const pa = this.newAt?.get(a);
-    const pb = this.oldAt?.get(b);
-    if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
+    // Scalars compare by value in the interpreter, so a scalar message equals any equal scalar.
+    if (!isPlain(a)) {
+      if (this.newAt === undefined && this.newItems !== undefined) this.newAt = Equality.positionMap(this.newItems);
+      if (this.oldAt === undefined && this.oldItems !== undefined) this.oldAt = Equality.positionMap(this.oldItems);
+      const pa = this.newAt?.get(a);
+      const pb = this.oldAt?.get(b);
+      if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
+    }
     // Tool-call argument mappings print as the caller's JSON text (render.ts): compare that too.
     const hasOwnText = Object.prototype.hasOwnProperty.call(a, 'toString') || Object.prototype.hasOwnProperty.call(b, 'toString');
     if (hasOwnText && String(a.toString()) !== String(b.toString())) return false;
@@ -392,6 +430,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
   if (memoInterpreterClass) return memoInterpreterClass;
   const { Interpreter, Environment } = jinja();
   const R = rt();
+  UNDEFINED = new R.Undefined(undefined);
   const Base = Interpreter as unknown as new (env: unknown) => {
     evaluate(node: unknown, env: Env): RV;
     evaluateBlock(body: unknown[], env: Env): RV;
@@ -702,7 +741,12 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       // so the answer is the recorded one either way; this check is then only stricter.)
       for (const p of old.nsPredicates) {
         if (nsMaps[p.map] === undefined) return false;
-        const now = nsMaps[p.map]!.peek(p.key) ?? new R.Undefined(undefined);
+        const now = nsMaps[p.map]!.peek(p.key) ?? UNDEFINED;
+        const fast = scalarComparison(p.node.operator.value as string, p.nsOnLeft ? now : p.other, p.nsOnLeft ? p.other : now);
+        if (fast !== undefined) {
+          if (p.result.type !== 'BooleanValue' || p.result.value !== fast) return false;
+          continue;
+        }
         let answer: RV;
         try {
           answer = this.compare(p.node, p.nsOnLeft, now, p.other, this.global as Env);
