@@ -107,7 +107,9 @@ export class AddedTokenScanner {
    * match's start must contain the whole token followed by one more character. So: a safe
    * cut, not single_word (its verdict reads the character at `end`), not a normalized token
    * under a real normalizer (safeEndId is 0 for those), and no added token contains this one
-   * followed by more text. A new turn after "<｜end▁of▁sentence｜>" is then encoded from there,
+   * followed by more text. A normalized token is matched only in the gaps the raw pass leaves,
+   * so for one the raw pass must not be able to change either: no raw token may begin with a
+   * suffix of its content and go on, nor be single_word and end with (part of) it. A new turn after "<｜end▁of▁sentence｜>" is then encoded from there,
    * not from an earlier token. Decided per id on first use (O(added tokens) string searches):
    * a session meets a handful of ids, and deciding all of DeepSeek's 818 cost ~6 ms cold.
    */
@@ -147,6 +149,18 @@ export class AddedTokenScanner {
       if (t.single_word) closed = false;
       // An occurrence at i with i + t.length < u.length: lastIndexOf from u.length - t.length - 1.
       for (const u of this.tokens) if (u.content.length > t.content.length && u.content.lastIndexOf(t.content, u.content.length - t.content.length - 1) >= 0) closed = false;
+      if (t.normalized) {
+        // A normalized token is matched in a second pass, inside the gaps the raw tokens leave,
+        // so its text is not consumed by the raw pass: a raw token may start inside it. Not
+        // closed if one can reach past the end (it begins with a suffix of the content and goes
+        // on) or is single_word and ends there (its verdict reads the character after).
+        const c = t.content;
+        for (const u of this.tokens) {
+          if (u.normalized) continue;
+          for (let j = 0; j < c.length && closed; j++) if (u.content.length > c.length - j && u.content.startsWith(c.slice(j))) closed = false;
+          if (u.single_word && (c.endsWith(u.content) || u.content.endsWith(c))) closed = false;
+        }
+      }
     }
     if (id < this.closedMemo.length) this.closedMemo[id] = closed ? 1 : 0;
     return closed;
