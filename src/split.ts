@@ -276,8 +276,9 @@ export class AddedTokenScanner {
    * - a whitespace first/last character lets a neighbour's lstrip/rstrip run across it;
    * - with single_word tokens around, a word character at the cut changes their verdict;
    * - a normalized token is matched in the gaps the raw pass leaves, so a raw single_word
-   *   token may end where it ends (inside it, or containing it), and that one's verdict reads
-   *   the character after the cut (a chunk that ends there would accept it).
+   *   token may cover its last character: ending there, its verdict reads the character after
+   *   the cut; reaching past it and discarded, it still consumed the text (a chunk that ends
+   *   at the cut sees neither).
    */
   private isSafeEnd(t: AddedTokenSpec, tokens: readonly AddedTokenSpec[]): boolean {
     if (t.rstrip) return false;
@@ -286,7 +287,16 @@ export class AddedTokenScanner {
     if (isWhite(first) || isWhite(last)) return false;
     if (this.anySingleWord && (WORD.test(first) || WORD.test(last))) return false;
     if (t.normalized && this.anySingleWord) {
-      for (const u of tokens) if (u.single_word && !u.normalized && (t.content.endsWith(u.content) || u.content.endsWith(t.content))) return false;
+      // A raw single_word token whose text covers this one's last character: it may end here
+      // (its verdict reads the next character) or, discarded, still consume text up to and
+      // past the end (the raw pass resumes after a discarded match), which a chunk cut here
+      // cannot see. Covering: it begins with a suffix of the content, or contains the content.
+      const c = t.content;
+      for (const u of tokens) {
+        if (!u.single_word || u.normalized) continue;
+        if (u.content.includes(c)) return false;
+        for (let j = 0; j < c.length; j++) if (u.content.startsWith(c.slice(j))) return false;
+      }
     }
     return true;
   }

@@ -307,13 +307,17 @@ describe('segment cache', () => {
     const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
     json.added_tokens.push({ id: 128256, content: '<中>', lstrip: false, rstrip: false, single_word: true, normalized: false, special: true });
     json.added_tokens.push({ id: 128257, content: '< <中>', lstrip: false, rstrip: false, single_word: false, normalized: true, special: false });
+    // A discarded single_word match still consumes text: "BC|>zz" after "a" hides "C|>" when "zz" follows.
+    json.added_tokens.push({ id: 128258, content: '<aBC|>', lstrip: false, rstrip: false, single_word: false, normalized: true, special: false });
+    json.added_tokens.push({ id: 128259, content: 'BC|>zz', lstrip: false, rstrip: false, single_word: true, normalized: false, special: true });
+    json.added_tokens.push({ id: 128260, content: 'C|>', lstrip: false, rstrip: false, single_word: false, normalized: false, special: true });
     const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-cache-sw-'));
     try {
       writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
       for (const backend of ['native', 'js'] as const) {
         const cached = await loadTokenizer(dir, { backend, segmentCache: { maxBytes: 1 << 20 } });
         const plain = await loadTokenizer(dir, { backend });
-        for (const text of ['< <中>e', '< <中>', '< <中>e', 'x< <中>', 'x< <中>e']) {
+        for (const text of ['< <中>e', '< <中>', '< <中>e', 'x< <中>', 'x< <中>e', '<aBC|>', '<aBC|>zz', 'q <aBC|>zz']) {
           expect(Array.from(cached.encode(text, { addSpecialTokens: false })), `${backend} ${text}`).toEqual(Array.from(plain.encode(text, { addSpecialTokens: false })));
         }
       }
