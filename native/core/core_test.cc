@@ -121,6 +121,11 @@ int main() {
     marksToUtf16(reinterpret_cast<const uint8_t*>(t.data()), marks);
     CHECK(marks[0].start == 4 && marks[0].end == 7 && marks[0].after == 1);
     CHECK(marks[1].start == 8 && marks[1].end == 11 && marks[1].after == 3);
+    // A start before the previous end ("é" then 2 spaces taken by rstrip, the next token from the second).
+    const std::string u = "\xC3\xA9<r>  <w>";
+    std::vector<AddedMark> back = {{2, 7, 1}, {6, 10, 2}};
+    marksToUtf16(reinterpret_cast<const uint8_t*>(u.data()), back);
+    CHECK(back[0].start == 1 && back[0].end == 6 && back[1].start == 5 && back[1].end == 9);
   }
   CHECK(byteLevelChar(' ') == 0x120);
   CHECK(byteLevelChar('\n') == 0x10A);

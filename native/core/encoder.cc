@@ -221,10 +221,14 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
 
 void marksToUtf16(const uint8_t* s, std::vector<AddedMark>& marks) {
   // A UTF-16 unit per UTF-8 sequence, two for a 4-byte one: count the bytes that are not
-  // continuation bytes, plus the 4-byte leads. Offsets are sequence boundaries.
+  // continuation bytes, plus the 4-byte leads. Offsets are sequence boundaries. A start may lie
+  // before the previous end (a token after an rstrip token can begin inside the whitespace the
+  // rstrip took), so the cursor also steps back.
   size_t at = 0, units = 0;
+  auto unitsOf = [&](size_t k) { return size_t((s[k] & 0xC0) != 0x80) + size_t(s[k] >= 0xF0); };
   auto advance = [&](size_t to) {
-    for (; at < to; at++) units += size_t((s[at] & 0xC0) != 0x80) + size_t(s[at] >= 0xF0);
+    for (; at < to; at++) units += unitsOf(at);
+    for (; at > to; at--) units -= unitsOf(at - 1);
     return units;
   };
   for (AddedMark& m : marks) {

@@ -61,8 +61,8 @@ struct AddedMark {
   size_t after;
 };
 
-/// Rewrites the byte offsets of `marks` (ascending, inside s[0, n), n = UTF-8 of a JS
-/// string) as UTF-16 offsets: one forward pass over s up to the last end.
+/// Rewrites the byte offsets of `marks` (inside s[0, n), n = UTF-8 of a JS string; ends
+/// ascending, a start possibly before the previous end) as UTF-16 offsets: one pass over s.
 void marksToUtf16(const uint8_t* s, std::vector<AddedMark>& marks);
 
 class Encoder {
