@@ -16,6 +16,8 @@ export interface SessionHost {
   tokenLengths: Uint16Array | undefined;
   /** The pre-tokenizer always breaks after "\n" before a letter or digit, whatever follows (see EncodeSession). */
   newlineBreaks: boolean;
+  /** encodeBody reports marks (the native backend, no segment cache): cuts before added tokens can be verified. */
+  marks: boolean;
 }
 
 /**
@@ -57,7 +59,8 @@ const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
  *   NFC cannot compose across "\n" either. Such cuts are placed by summing token byte
  *   lengths and are dropped when the sum disagrees with the text (normalization changed it).
  * On the next call the session backs off to the last cut that the edit cannot reach,
- * keeps ids before it and encodes the rest. Tests check every prefix and random edits
+ * keeps ids before it and encodes the rest. With the native backend it first tries a later
+ * start of an added-token split (startChars), verified after its encode (startCutHolds). Tests check every prefix and random edits
  * against a full encode.
  * Cost: O(changed suffix) encode work, plus an O(n) memcmp for the common prefix
  * (≈ 0.06 ms for 1 MB of prompt, comparing slices in V8); ids stay in one growing buffer.
@@ -73,6 +76,13 @@ export class EncodeSession {
   private cutTokens: number[] = [];
   /** 1 for a cut after a closed added token (AddedTokenScanner.isClosed): it needs the texts to agree only up to it. */
   private cutClosed: number[] = [];
+  /**
+   * Where each added-token split of the text starts, and how many ids come before it: the text
+   * before such a start ends a gap, so ids[0, k) encode it however the text goes on, as long as
+   * the new text also has an added token starting there (see startCutHolds). Sorted.
+   */
+  private startChars: number[] = [];
+  private startTokens: number[] = [];
   /**
    * Cuts of text[pendingChar..] (ids[pendingTok..]) not placed yet, or -1. A call that
    * re-encodes most of the text (a template that rewrote earlier turns) leaves them to the
@@ -99,6 +109,8 @@ export class EncodeSession {
     this.cutChars = [];
     this.cutTokens = [];
     this.cutClosed = [];
+    this.startChars = [];
+    this.startTokens = [];
     this.pendingChar = -1;
     this.pendingMarks = undefined;
   }
@@ -157,10 +169,26 @@ export class EncodeSession {
     }
     let keep = lo; // cuts [0, keep) stay valid
     for (let j = lo; j < cutChars.length && cutChars[j]! <= common; j++) if (this.cutClosed[j] === 1) keep = j + 1;
-    const startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
-    const startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
-    const suffix = hint ? hint.tail(startChar) : text.slice(startChar);
-    const { ids: suffixIds, marks } = this.host.encodeBody(suffix);
+    let startChar = keep > 0 ? this.cutChars[keep - 1]! : 0;
+    let startTok = keep > 0 ? this.cutTokens[keep - 1]! : 0;
+    let suffix: string | undefined;
+    let encoded: { ids: Uint32Array; marks: Uint32Array | undefined } | undefined;
+    // A later cut before an added token (a new user turn where the generation prompt was): the
+    // gap before it need not be encoded again if the new text has an added token starting there.
+    const j = this.host.marks ? this.lastStartBefore(common) : -1;
+    if (j >= 0 && this.startChars[j]! > startChar) {
+      const s = this.startChars[j]!;
+      const tail = hint ? hint.tail(s) : text.slice(s);
+      const tried = this.host.encodeBody(tail);
+      if (this.startCutHolds(s, tail, tried)) {
+        startChar = s;
+        startTok = this.startTokens[j]!;
+        suffix = tail;
+        encoded = tried;
+      }
+    }
+    suffix ??= hint ? hint.tail(startChar) : text.slice(startChar);
+    const { ids: suffixIds, marks } = encoded ?? this.host.encodeBody(suffix);
 
     // The cut only promises equality up to startTok; the re-encoded tokens often match the old ones further.
     const old = this.buf;
@@ -183,6 +211,10 @@ export class EncodeSession {
     this.cutChars.length = keep;
     this.cutTokens.length = keep;
     this.cutClosed.length = keep;
+    let starts = this.startChars.length; // starts before startChar are splits of the kept prefix
+    while (starts > 0 && this.startChars[starts - 1]! >= startChar) starts--;
+    this.startChars.length = starts;
+    this.startTokens.length = starts;
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
       this.pendingTok = startTok;
@@ -194,6 +226,40 @@ export class EncodeSession {
     this.counters.reusedChars += startChar;
     this.counters.encodedChars += suffix.length;
     return { reused, oldLength, oldTail };
+  }
+
+  /** Index of the last split start s with s + 1 <= common (the new text has the old text's character at s), or -1. */
+  private lastStartBefore(common: number): number {
+    let lo = 0;
+    let hi = this.startChars.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.startChars[mid]! + 1 <= common) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - 1;
+  }
+
+  /**
+   * Whether ids[0, k) ++ encoded.ids is the new text's encoding, for a split start s of the old
+   * text (k ids before it) and `tail` = the new text from s, which agrees with the old text on
+   * [0, s] (so every match before s and every verdict that reads the character at s is the same):
+   * - the tail's own encode begins with an added token at 0 (the marks), so in the new text too
+   *   a split starts at s and the gap before it ends there, as it did: its ids do not change;
+   * - that token is not lstrip (it could take whitespace before s) nor single_word (its verdict
+   *   reads the character before s, which the tail's encode does not see), and not a normalized
+   *   token under a real normalizer;
+   * - no added token can start before s and reach past it in the new text (the text after s is
+   *   new), checked by walking the tokens over the characters around s.
+   * Then the new text splits as the old one before s and as the tail from s.
+   */
+  private startCutHolds(s: number, tail: string, encoded: { ids: Uint32Array; marks: Uint32Array | undefined }): boolean {
+    const { marks, ids } = encoded;
+    if (marks === undefined || marks.length < 3 || marks[0] !== 0) return false;
+    const { scanner } = this.host;
+    if (!scanner.startCutOk(ids[marks[2]! - 1]!)) return false;
+    const from = Math.max(0, s - scanner.maxLength + 1);
+    return !scanner.straddles(this.text.slice(from, s) + tail.slice(0, scanner.maxLength), s - from);
   }
 
   /**
@@ -256,6 +322,8 @@ export class EncodeSession {
       if (gapEnd - gapStart >= 2 * INNER_STRIDE) this.addInnerCuts(suffix, ids, gapStart, gapEnd, gapTok, gapTokEnd, charBase, tokBase);
       if (m === matches.length) break;
       const match = matches[m]!;
+      this.startChars.push(charBase + match.start);
+      this.startTokens.push(tokBase + after[m]! - 1);
       if (match.safeEnd) {
         this.cutChars.push(charBase + match.end);
         this.cutTokens.push(tokBase + after[m]!);

@@ -116,6 +116,8 @@ export class AddedTokenScanner {
    * a session meets a handful of ids, and deciding all of DeepSeek's 818 cost ~6 ms cold.
    */
   private readonly closedMemo: Int8Array;
+  /** Every normalized token, also under a real normalizer (straddles). */
+  private everyNormalized: TrieNode | undefined;
   private readonly tokens: AddedTokenSpec[];
 
   constructor(json: TokenizerJson) {
@@ -169,6 +171,43 @@ export class AddedTokenScanner {
     }
     if (id < this.closedMemo.length) this.closedMemo[id] = closed ? 1 : 0;
     return closed;
+  }
+
+  /**
+   * A split of this token that starts at the cut is the same in the whole text as in the text
+   * from the cut: not lstrip (it may take whitespace before it), not single_word (its verdict
+   * reads the character before), not a normalized token this scanner does not match.
+   */
+  startCutOk(id: number): boolean {
+    let seen = false;
+    for (const t of this.tokens) {
+      if (t.id !== id) continue;
+      seen = true;
+      if (t.lstrip || t.single_word || (t.normalized && !this.normalized)) return false;
+    }
+    return seen;
+  }
+
+  /**
+   * Whether some added token (raw or normalized, whatever its flags) matches `text` starting
+   * before `at` and ending after it, or is single_word and ends at it. O(maxLength²) trie steps
+   * at most, over a short window.
+   */
+  straddles(text: string, at: number): boolean {
+    this.everyNormalized ??= buildTrie(this.tokens.filter((t) => t.normalized));
+    for (const trie of [this.raw, this.everyNormalized]) {
+      for (let q = Math.max(0, at - this.maxLength + 1); q < at; q++) {
+        if (trie.first![text.charCodeAt(q)] !== 1) continue;
+        let node: TrieNode | undefined = trie;
+        for (let i = q; i < text.length; i++) {
+          node = node.next.get(text.charCodeAt(i));
+          if (!node) break;
+          // Ending at `at`, a single_word token's verdict may read the end of a gap that ends there.
+          if (node.token && (i + 1 > at || (i + 1 === at && node.token.single_word))) return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** All added-token splits in `text`, in order, as HF finds them. */

@@ -218,12 +218,16 @@ export class PromptTokenizer {
   /** An incremental encoder for a growing text or conversation; see EncodeSession. */
   createSession(): PromptSession {
     const family = preTokenizerFamily(this.json);
+    const marksAvailable = (): boolean => !this.cache && this.impl.encodeMarked !== undefined;
     const host: SessionHost = {
       // The backend's marks spare the session its own scan; the segment cache (chunked encodes) gives none.
       encodeBody: (text) => (!this.cache && this.impl.encodeMarked && text.length > 0 ? this.impl.encodeMarked(text) : { ids: this.encodeBody(text), marks: undefined }),
       scanner: this.scanner,
       tokenLengths: this.tokenLengths,
       newlineBreaks: family !== undefined && family !== 'gpt2',
+      get marks() {
+        return marksAvailable();
+      },
     };
     return new PromptSession(this, new EncodeSession(host));
   }

