@@ -118,6 +118,8 @@ export class AddedTokenScanner {
   private readonly closedMemo: Int8Array;
   /** Every normalized token, also under a real normalizer (straddles). */
   private everyNormalized: TrieNode | undefined;
+  /** startCutOk per id, decided on first use (it looks through every token entry). */
+  private readonly startMemo: Int8Array;
   private readonly tokens: AddedTokenSpec[];
 
   constructor(json: TokenizerJson) {
@@ -144,6 +146,7 @@ export class AddedTokenScanner {
     if (!this.normalized) for (const t of normalizedTokens) this.safeEndId[t.id] = 0;
     this.tokens = tokens;
     this.closedMemo = new Int8Array(this.isAdded.length).fill(-1);
+    this.startMemo = new Int8Array(this.isAdded.length).fill(-1);
   }
 
   /** See closedMemo. */
@@ -179,27 +182,35 @@ export class AddedTokenScanner {
    * reads the character before), not a normalized token this scanner does not match.
    */
   startCutOk(id: number): boolean {
-    let seen = false;
+    const known = this.startMemo[id];
+    if (known !== undefined && known >= 0) return known === 1;
+    let ok = false;
     for (const t of this.tokens) {
       if (t.id !== id) continue;
-      seen = true;
-      if (t.lstrip || t.single_word || (t.normalized && !this.normalized)) return false;
+      ok = true;
+      if (t.lstrip || t.single_word || (t.normalized && !this.normalized)) {
+        ok = false;
+        break;
+      }
     }
-    return seen;
+    if (id < this.startMemo.length) this.startMemo[id] = ok ? 1 : 0;
+    return ok;
   }
 
   /**
    * Whether some added token (raw or normalized, whatever its flags) matches `text` starting
    * before `at` and ending after it, or is single_word and ends at it. O(maxLength²) trie steps
-   * at most, over a short window.
+   * at most, over the characters around `at`.
    */
   straddles(text: string, at: number): boolean {
     this.everyNormalized ??= buildTrie(this.tokens.filter((t) => t.normalized));
-    for (const trie of [this.raw, this.everyNormalized]) {
+    const end = Math.min(text.length, at + this.maxLength);
+    for (let pass = 0; pass < 2; pass++) {
+      const trie = pass === 0 ? this.raw : this.everyNormalized;
       for (let q = Math.max(0, at - this.maxLength + 1); q < at; q++) {
         if (trie.first![text.charCodeAt(q)] !== 1) continue;
         let node: TrieNode | undefined = trie;
-        for (let i = q; i < text.length; i++) {
+        for (let i = q; i < end; i++) {
           node = node.next.get(text.charCodeAt(i));
           if (!node) break;
           // Ending at `at`, a single_word token's verdict may read the end of a gap that ends there.
