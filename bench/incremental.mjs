@@ -156,6 +156,8 @@ async function steady(name, source) {
       const want = tok.encode(rendered.text, { addSpecialTokens: false });
       if (d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j])) throw new Error(`${name} steady: chat delta differs from the full encode`);
     } else {
+      // Reading the render flattens it, and it becomes the session's text; the chat path never
+      // reads that text (only the render's pieces), so the even calls are not flattered by it.
       const added = rendered.text.slice(commonPrefixLength(prevText, rendered.text));
       alone.push(ms(() => tok.encode(added, { addSpecialTokens: false }))[0]);
       s.encodeRenderedDelta(rendered);
