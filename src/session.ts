@@ -91,6 +91,14 @@ export class EncodeSession {
   private startChars: number[] = [];
   private startTokens: number[] = [];
   /**
+   * The old text around each start (its last maxLength - 1 characters before, maxLength from
+   * it; a slice of the flat string the backend encoded, so no copy), and where the start is in
+   * it: a match that crossed the start in the old text (a discarded single_word one, which still
+   * consumed the characters it covered) may change the split before it when the text after changes.
+   */
+  private startWindows: string[] = [];
+  private startAts: number[] = [];
+  /**
    * Cuts of text[pendingChar..] (ids[pendingTok..]) not placed yet, or -1. A call that
    * re-encodes most of the text (a template that rewrote earlier turns) leaves them to the
    * next call, which places them only as far as its own common prefix reaches: with the GLM
@@ -118,6 +126,8 @@ export class EncodeSession {
     this.cutClosed = [];
     this.startChars = [];
     this.startTokens = [];
+    this.startWindows = [];
+    this.startAts = [];
     this.pendingChar = -1;
     this.pendingMarks = undefined;
   }
@@ -192,7 +202,7 @@ export class EncodeSession {
       const wide = hint ? hint.tail(from) : text.slice(from);
       const tail = wide.slice(s - from);
       const tried = this.host.encodeBody(tail);
-      if (this.startCutHolds(wide, s - from, tried)) {
+      if (this.startCutHolds(wide, s - from, tried) && !this.host.scanner.straddles(this.startWindows[j]!, this.startAts[j]!)) {
         startChar = s;
         startTok = this.startTokens[j]!;
         suffix = tail;
@@ -227,6 +237,8 @@ export class EncodeSession {
     while (starts > 0 && this.startChars[starts - 1]! >= startChar) starts--;
     this.startChars.length = starts;
     this.startTokens.length = starts;
+    this.startWindows.length = starts;
+    this.startAts.length = starts;
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
       this.pendingTok = startTok;
@@ -263,7 +275,9 @@ export class EncodeSession {
    *   reads the character before s, which the tail's encode does not see), and not a normalized
    *   token under a real normalizer;
    * - no added token can start before s and reach past it in the new text (the text after s is
-   *   new), checked by walking the tokens over the characters around s.
+   *   new), checked by walking the tokens over the characters around s; nor could one in the old
+   *   text (startWindows): a discarded single_word match across s consumed what it covered, so a
+   *   shorter token inside it did not split there, and may in the new text.
    * Then the new text splits as the old one before s and as the tail from s.
    */
   private startCutHolds(wide: string, at: number, encoded: { ids: Uint32Array; marks: Uint32Array | undefined }): boolean {
@@ -333,8 +347,15 @@ export class EncodeSession {
       if (gapEnd - gapStart >= 2 * INNER_STRIDE) this.addInnerCuts(suffix, ids, gapStart, gapEnd, gapTok, gapTokEnd, charBase, tokBase);
       if (m === matches.length) break;
       const match = matches[m]!;
-      this.startChars.push(charBase + match.start);
-      this.startTokens.push(tokBase + after[m]! - 1);
+      // A start within maxLength of charBase is not recorded: a match crossing it could begin
+      // before charBase, in text this call does not have.
+      const reach = Math.max(scanner.maxLength, 1);
+      if (match.start >= reach - 1) {
+        this.startChars.push(charBase + match.start);
+        this.startTokens.push(tokBase + after[m]! - 1);
+        this.startWindows.push(suffix.slice(match.start - reach + 1, match.start + reach));
+        this.startAts.push(reach - 1);
+      }
       if (match.safeEnd) {
         this.cutChars.push(charBase + match.end);
         this.cutTokens.push(tokBase + after[m]!);

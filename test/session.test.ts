@@ -207,6 +207,10 @@ describe('session.encode under random edits', () => {
     ['a single_word token ending at the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'xy', single_word: true }], ['m xy<a>', 'm xy<b>', 'm xy<b>c']],
     // "xy" is discarded before "ab>" (a word character follows) but kept at the end of the gap a raw "a<r>" leaves.
     ['a normalized single_word token ending at the start', [{ content: 'xy', single_word: true, normalized: true }, { content: 'ab>', normalized: true }, { content: 'a<r>' }], ['m xyab>', 'm xya<r>', 'm xyab>q']],
+    // Second review: in the old text a discarded single_word match ("⟦q<A", glued to "w") crossed
+    // the start and consumed "⟦q"; in the new text nothing crosses it and "⟦q" splits before it.
+    ['a discarded single_word match across the start in the old text', [{ content: '⟦q' }, { content: '⟦q<A', single_word: true }, { content: '<A>', normalized: true }, { content: '<B>' }], ['w⟦q<A> tail one', 'w⟦q<B> tail two']],
+    ['the same with an lstrip token at the start', [{ content: '⟦q' }, { content: '⟦q  ', single_word: true }, { content: '<L>', lstrip: true }, { content: ' <W>' }], ['w⟦q   <L> one', 'w⟦q <W> two']],
   ];
   it.each(START_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
     'cuts before added tokens: %s',
