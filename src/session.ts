@@ -347,10 +347,11 @@ export class EncodeSession {
       if (gapEnd - gapStart >= 2 * INNER_STRIDE) this.addInnerCuts(suffix, ids, gapStart, gapEnd, gapTok, gapTokEnd, charBase, tokBase);
       if (m === matches.length) break;
       const match = matches[m]!;
-      // A start within maxLength of charBase is not recorded: a match crossing it could begin
-      // before charBase, in text this call does not have.
+      // Starts serve only where marks can verify a start cut (host.marks). One within maxLength
+      // of charBase is not recorded: a match crossing it could begin before charBase, in text
+      // this call does not have.
       const reach = Math.max(scanner.maxLength, 1);
-      if (match.start >= reach - 1) {
+      if (this.host.marks && match.start >= reach - 1) {
         this.startChars.push(charBase + match.start);
         this.startTokens.push(tokBase + after[m]! - 1);
         this.startWindows.push(suffix.slice(match.start - reach + 1, match.start + reach));

@@ -133,10 +133,11 @@ export class AddedTokenScanner {
     this.isAdded = new Uint8Array(tokens.reduce((m, t) => Math.max(m, t.id + 1), 0));
     for (const t of tokens) this.isAdded[t.id] = 1;
     // Entries with different contents may share an id; the id alone then cannot tell which matched, so all must be safe.
+    this.tokens = tokens;
     this.safeEndId = new Uint8Array(this.isAdded.length);
     for (const t of tokens) this.safeEndId[t.id] = 1;
     for (const t of tokens) {
-      const safe = this.isSafeEnd(t, tokens);
+      const safe = this.isSafeEnd(t);
       this.safeSpec.set(t, safe);
       if (!safe) this.safeEndId[t.id] = 0;
     }
@@ -144,7 +145,6 @@ export class AddedTokenScanner {
     // whole; cuts after them were never placed, and still are not. (Such tokens are never
     // tried in the raw pass either, so they cannot extend a raw token's match.)
     if (!this.normalized) for (const t of normalizedTokens) this.safeEndId[t.id] = 0;
-    this.tokens = tokens;
     this.closedMemo = new Int8Array(this.isAdded.length).fill(-1);
     this.startMemo = new Int8Array(this.isAdded.length).fill(-1);
   }
@@ -330,7 +330,7 @@ export class AddedTokenScanner {
    *   the cut; reaching past it and discarded, it still consumed the text (a chunk that ends
    *   at the cut sees neither).
    */
-  private isSafeEnd(t: AddedTokenSpec, tokens: readonly AddedTokenSpec[]): boolean {
+  private isSafeEnd(t: AddedTokenSpec): boolean {
     if (t.rstrip) return false;
     const first = charAt(t.content, 0);
     const last = charBefore(t.content, t.content.length);
@@ -342,7 +342,7 @@ export class AddedTokenScanner {
       // past the end (the raw pass resumes after a discarded match), which a chunk cut here
       // cannot see. Covering: it begins with a suffix of the content, or contains the content.
       const c = t.content;
-      for (const u of tokens) {
+      for (const u of this.tokens) {
         if (!u.single_word || u.normalized) continue;
         if (u.content.includes(c)) return false;
         for (let j = 0; j < c.length; j++) if (u.content.startsWith(c.slice(j))) return false;

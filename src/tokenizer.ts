@@ -221,7 +221,7 @@ export class PromptTokenizer {
     const marksAvailable = (): boolean => !this.cache && this.impl.encodeMarked !== undefined;
     const host: SessionHost = {
       // The backend's marks spare the session its own scan; the segment cache (chunked encodes) gives none.
-      encodeBody: (text) => (!this.cache && this.impl.encodeMarked && text.length > 0 ? this.impl.encodeMarked(text) : { ids: this.encodeBody(text), marks: undefined }),
+      encodeBody: (text) => (marksAvailable() && text.length > 0 ? this.impl.encodeMarked!(text) : { ids: this.encodeBody(text), marks: undefined }),
       scanner: this.scanner,
       tokenLengths: this.tokenLengths,
       newlineBreaks: family !== undefined && family !== 'gpt2',
