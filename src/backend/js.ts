@@ -34,13 +34,16 @@ export function createJsBackend(init: BackendInit): Backend {
   }
   const ids = exactAddedTokenSplit(init, tokenizer);
   const encode = (text: string): Uint32Array => Uint32Array.from(ids(text));
+  const byteLevel = byteLevelDecode(init);
   return {
     kind: 'js',
     encode,
     count: (text) => ids(text).length,
-    // @huggingface/tokenizers rejects an empty list; HF returns ''.
-    decode: (ids, skipSpecialTokens) =>
-      ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false }),
+    decode: (ids, skipSpecialTokens) => {
+      if (byteLevel) return byteLevel(ids, skipSpecialTokens);
+      // @huggingface/tokenizers rejects an empty list; HF returns ''.
+      return ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
+    },
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map(encode),
   };
@@ -85,5 +88,75 @@ function exactAddedTokenSplit(init: BackendInit, whole: HfTokenizer): (text: str
     }
     if (at < text.length) gap(text.slice(at), out);
     return out;
+  };
+}
+
+/** bytes_to_unicode of GPT-2's ByteLevel: the character of each byte, inverted (char code → byte). */
+let byteOfChar: Map<number, number> | undefined;
+function byteLevelAlphabet(): Map<number, number> {
+  if (byteOfChar) return byteOfChar;
+  byteOfChar = new Map();
+  let extra = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    byteOfChar.set(printable ? b : 256 + extra++, b);
+  }
+  return byteOfChar;
+}
+
+/**
+ * Hugging Face's decode for a ByteLevel decoder (tokenizer/mod.rs `decode`, decoders/byte_level.rs),
+ * or undefined for other decoders (the library's decode serves those). The library's ByteLevel
+ * decoder departs from it: it passes added tokens through as text, where HF maps every token,
+ * added ones too, back to bytes when all its characters are in the byte alphabet (`<é>` decodes
+ * to `<\ufffd>`, `ĊĊ` to two newlines), and it reads unknown ids as the unk token where HF skips
+ * them. Per id: the added token's content, else the vocab string; special tokens dropped with
+ * skipSpecialTokens; a token with a character outside the alphabet contributes its own UTF-8;
+ * the bytes are read as UTF-8 with U+FFFD for each maximal invalid subsequence (from_utf8_lossy).
+ * The id → string table is built on the first decode.
+ */
+function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialTokens: boolean) => string) | undefined {
+  const json = init.tokenizerJson;
+  const decoder = json.decoder as { type?: unknown } | null | undefined;
+  const vocab = json.model.vocab;
+  if (decoder?.type !== 'ByteLevel' || vocab === null || typeof vocab !== 'object' || Array.isArray(vocab)) return undefined;
+  let tokens: Array<string | undefined> | undefined;
+  let special: Set<string> | undefined;
+  const table = (): Array<string | undefined> => {
+    if (tokens) return tokens;
+    tokens = [];
+    for (const [key, id] of Object.entries(vocab as Record<string, number>)) tokens[id] = key;
+    special = new Set();
+    for (const t of json.added_tokens ?? []) {
+      tokens[t.id] = t.content;
+      if (t.special) special.add(t.content);
+    }
+    return tokens;
+  };
+  const utf8 = new TextEncoder();
+  const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  return (ids, skipSpecialTokens) => {
+    const byId = table();
+    const alphabet = byteLevelAlphabet();
+    const bytes: number[] = [];
+    for (const id of ids) {
+      const token = byId[id];
+      if (token === undefined || (skipSpecialTokens && special!.has(token))) continue;
+      const mark = bytes.length;
+      let mapped = true;
+      for (const ch of token) {
+        const b = alphabet.get(ch.codePointAt(0)!);
+        if (b === undefined) {
+          mapped = false;
+          break;
+        }
+        bytes.push(b);
+      }
+      if (!mapped) {
+        bytes.length = mark;
+        for (const b of utf8.encode(token)) bytes.push(b);
+      }
+    }
+    return lossy.decode(Uint8Array.from(bytes));
   };
 }
