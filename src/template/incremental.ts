@@ -122,7 +122,7 @@ interface IterRecord {
   varsIn: Array<[string, RV]>;
   varsOut: Array<[string, RV]>;
   loop: RecordingMap;
-  loopReads: Set<string> | 'all';
+  loopReads: string[] | 'all';
   /** Indices read through `.at()` / `[i]`, and 'length'. */
   arrayReads: Array<number | 'length'>;
   arrayRef: RV[];
@@ -168,8 +168,7 @@ function scalarComparison(op: string, left: RV, right: RV): boolean | undefined 
       // eslint-disable-next-line eqeqeq
       return a != b;
   }
-  const numeric = (v: RV) => v.type === 'IntegerValue' || v.type === 'FloatValue';
-  if (!numeric(left) || !numeric(right)) return undefined;
+  if (!isNumeric(left) || !isNumeric(right)) return undefined;
   switch (op) {
     case '<':
       return a < b;
@@ -181,6 +180,10 @@ function scalarComparison(op: string, left: RV, right: RV): boolean | undefined 
       return a >= b;
   }
   return undefined;
+}
+
+function isNumeric(v: RV): boolean {
+  return v.type === 'IntegerValue' || v.type === 'FloatValue';
 }
 
 /** The empty loop-scope snapshot, shared (records only read their snapshots). */
@@ -216,6 +219,9 @@ export class RenderMemo {
   }
 }
 
+/** Position lookups per render answered by a scan of the list before maps are built (see Equality.positionOf). */
+const SCANNED = 32;
+
 /** Structural equality of runtime values (new, old), memoized per render for immutable values. */
 class Equality {
   private readonly pairs = new WeakMap<object, object>();
@@ -226,23 +232,41 @@ class Equality {
    */
   private newItems: readonly RV[] | undefined;
   private oldItems: readonly RV[] | undefined;
-  // Built on the first compare of two different values: a message value shared between renders
-  // compares equal by identity first, so a render that reuses every message never builds them.
+  // A message value shared between renders compares equal by identity first, so positions are
+  // looked up only for two different values: a render that adds a turn asks a handful of times
+  // (nextitem of the old last iteration, the new message). The first SCANNED lookups of a render
+  // scan the list (lastIndexOf: ~1 µs for 1 k messages, no allocation); after that maps are
+  // built, so a render that changed many values stays O(n) (two maps per render were 16 % of
+  // a steady render's allocation and 5–11 % of its time at 200 k tokens).
+  private scans = 0;
   private newAt: Map<RV, number> | undefined;
   private oldAt: Map<RV, number> | undefined;
 
   positions(newItems: readonly RV[], oldItems: readonly RV[] | undefined): void {
     this.newItems = newItems;
     this.oldItems = oldItems;
+    this.scans = 0;
     this.newAt = undefined;
     this.oldAt = undefined;
   }
 
-  private static positionMap(items: readonly RV[] | undefined): Map<RV, number> | undefined {
-    if (items === undefined) return undefined;
+  private static positionMap(items: readonly RV[]): Map<RV, number> {
     const at = new Map<RV, number>();
     for (let i = 0; i < items.length; i++) at.set(items[i]!, i);
     return at;
+  }
+
+  /** Position of v in the new (or old) list, the last one as the map keeps it; undefined when absent. */
+  private positionOf(v: RV, inNew: boolean): number | undefined {
+    const items = inNew ? this.newItems : this.oldItems;
+    if (items === undefined) return undefined;
+    if (this.scans < SCANNED) {
+      this.scans++;
+      const i = items.lastIndexOf(v);
+      return i < 0 ? undefined : i;
+    }
+    const map = inNew ? (this.newAt ??= Equality.positionMap(items)) : (this.oldAt ??= Equality.positionMap(items));
+    return map.get(v);
   }
 
   eq(a: RV | undefined, b: RV | undefined, depth = 0): boolean {
@@ -251,10 +275,8 @@ class Equality {
     if (this.pairs.get(a) === b) return true;
     // Scalars compare by value in the interpreter, so a scalar message equals any equal scalar.
     if (!isPlain(a)) {
-      if (this.newAt === undefined && this.newItems !== undefined) this.newAt = Equality.positionMap(this.newItems);
-      if (this.oldAt === undefined && this.oldItems !== undefined) this.oldAt = Equality.positionMap(this.oldItems);
-      const pa = this.newAt?.get(a);
-      const pb = this.oldAt?.get(b);
+      const pa = this.positionOf(a, true);
+      const pb = this.positionOf(b, false);
       if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
     }
     // Tool-call argument mappings print as the caller's JSON text (render.ts): compare that too.
@@ -353,20 +375,27 @@ const LOOP_KEYS = ['index', 'index0', 'revindex', 'revindex0', 'first', 'last', 
  * Must match the map built in messagesLoop (the library's evaluateFor builds the same one).
  */
 function sameLoopValue(k: string, old: RV | undefined, i: number, n: number, items: RV[], eq: Equality): boolean {
-  const int = (v: number) => old?.type === 'IntegerValue' && old.value === v;
-  const bool = (v: boolean) => old?.type === 'BooleanValue' && old.value === v;
+  // No closures here: this runs per loop key read, per reused iteration.
   switch (k) {
-    case 'index': return int(i + 1);
-    case 'index0': return int(i);
-    case 'revindex': return int(n - i);
-    case 'revindex0': return int(n - i - 1);
-    case 'first': return bool(i === 0);
-    case 'last': return bool(i === n - 1);
-    case 'length': return int(n);
+    case 'index': return isInteger(old, i + 1);
+    case 'index0': return isInteger(old, i);
+    case 'revindex': return isInteger(old, n - i);
+    case 'revindex0': return isInteger(old, n - i - 1);
+    case 'first': return isBoolean(old, i === 0);
+    case 'last': return isBoolean(old, i === n - 1);
+    case 'length': return isInteger(old, n);
     case 'previtem': return i > 0 ? eq.eq(items[i - 1], old) : old?.type === 'UndefinedValue';
     case 'nextitem': return i < n - 1 ? eq.eq(items[i + 1], old) : old?.type === 'UndefinedValue';
     default: return old === undefined;
   }
+}
+
+function isInteger(old: RV | undefined, v: number): boolean {
+  return old?.type === 'IntegerValue' && old.value === v;
+}
+
+function isBoolean(old: RV | undefined, v: boolean): boolean {
+  return old?.type === 'BooleanValue' && old.value === v;
 }
 
 const loopShape = new WeakMap<AstNode, boolean>();
@@ -566,15 +595,44 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const scope = new Environment(env as never) as unknown as Env;
       const scopeBuiltin = scope.variables.get('namespace');
       const loopVar = node.loopvar.value as string;
-      /** The for-scope variables, or undefined when one holds something not comparable. */
+      /**
+       * The for-scope variables, or undefined when one holds something not comparable. Runs for
+       * every iteration of every render, reused or not: forEach with one visitor allocates
+       * nothing (a for-of over the map made an iterator and an entry per variable per iteration).
+       */
+      let vars: Array<[string, RV]> | undefined;
+      let comparable = true;
+      const visit = (v: RV, k: string): void => {
+        if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) return;
+        if (!isPlain(v)) comparable = false;
+        else (vars ??= []).push([k, v]);
+      };
       const scopeVars = (): Array<[string, RV]> | undefined => {
-        let vars: Array<[string, RV]> | undefined;
-        for (const [k, v] of scope.variables) {
-          if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) continue;
-          if (!isPlain(v)) return undefined;
-          (vars ??= []).push([k, v]);
-        }
+        vars = undefined;
+        comparable = true;
+        scope.variables.forEach(visit);
+        if (!comparable) return undefined;
         return vars ?? NO_VARS; // most templates keep no loop-scope variable: no array per iteration
+      };
+      /**
+       * Whether scopeVars() would equal `want` (Equality.entries), without building it: the check
+       * of a reused iteration, so templates with loop-scope variables (GLM's) allocate nothing per
+       * reused iteration either.
+       */
+      const eq = this.equal;
+      let want: Array<[string, RV]> = NO_VARS;
+      let seen = 0;
+      const match = (v: RV, k: string): void => {
+        if (!comparable || k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) return;
+        const w = want[seen++];
+        if (!isPlain(v) || w === undefined || w[0] !== k || !eq.eq(v, w[1])) comparable = false;
+      };
+      const scopeIs = (expected: Array<[string, RV]>): boolean => {
+        want = expected;
+        seen = 0;
+        comparable = true;
+        scope.variables.forEach(match);
+        return comparable && seen === expected.length;
       };
 
       const loopObject = (i: number): RecordingMap =>
@@ -593,11 +651,17 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       let lastReused = false;
       for (let i = 0; i < n; i++) {
         lastReused = false;
-        const varsIn = scopeVars();
         const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
-        if (old && varsIn && this.sameInputs(old, items, i, varsIn, nsMaps)) {
-          for (const [k, v] of old.varsOut) scope.setVariable(k, v);
-          for (const [m, entries] of old.nsWrites) for (const [k, v] of entries) nsMaps[m]!.poke(k, v);
+        if (old && scopeIs(old.varsIn) && this.sameInputs(old, items, i, nsMaps)) {
+          // Indexed loops: this runs per reused iteration, also before the JIT optimizes it.
+          const varsOut = old.varsOut;
+          for (let v = 0; v < varsOut.length; v++) scope.setVariable(varsOut[v]![0], varsOut[v]![1]);
+          const nsWrites = old.nsWrites;
+          for (let w = 0; w < nsWrites.length; w++) {
+            const map = nsMaps[nsWrites[w]![0]]!;
+            const entries = nsWrites[w]![1];
+            for (let e = 0; e < entries.length; e++) map.poke(entries[e]![0], entries[e]![1]);
+          }
           this.memo.reused++;
           lastReused = true;
           record.iters.push(old);
@@ -605,6 +669,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           out += old.output;
           continue;
         }
+        // Before the body runs (the checks above change no variable).
+        const varsIn = scopeVars();
         // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
         const loop = loopObject(i);
         const loopValue = new R.Object(loop);
@@ -671,7 +737,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           arrayValue._builtins = undefined;
           this.recording = outerRecording;
         }
-        const loopReads = loop.all ? 'all' : loop.reads;
+        const loopReads = loop.all ? 'all' : [...loop.reads!];
         loop.reads = undefined;
         const nsReads: NamespaceReads[] = [];
         const nsWrites: IterRecord['nsWrites'] = [];
@@ -712,17 +778,19 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     }
 
     /** Everything the previous evaluation of iteration i read is equal now. */
-    private sameInputs(old: IterRecord, items: RV[], i: number, varsIn: Array<[string, RV]>, nsMaps: RecordingMap[]): boolean {
+    /** Everything else the previous evaluation of iteration i read is equal now (its loop-scope variables: scopeIs). */
+    private sameInputs(old: IterRecord, items: RV[], i: number, nsMaps: RecordingMap[]): boolean {
       const eq = this.equal;
-      if (!eq.eq(items[i], old.message) || !eq.entries(varsIn, old.varsIn)) return false;
-      if (old.nsWrites.some(([m]) => nsMaps[m] === undefined)) return false;
+      if (!eq.eq(items[i], old.message)) return false;
+      for (let w = 0; w < old.nsWrites.length; w++) if (nsMaps[old.nsWrites[w]![0]] === undefined) return false;
       const n = items.length;
       if (old.loopReads === 'all') {
         const entries = old.loop.raw();
         if (entries.length !== LOOP_KEYS.length || entries.some(([k], j) => k !== LOOP_KEYS[j])) return false;
         for (const k of LOOP_KEYS) if (!sameLoopValue(k, old.loop.peek(k), i, n, items, eq)) return false;
       } else {
-        for (const k of old.loopReads) if (!sameLoopValue(k, old.loop.peek(k), i, n, items, eq)) return false;
+        const keys = old.loopReads;
+        for (let j = 0; j < keys.length; j++) if (!sameLoopValue(keys[j]!, old.loop.peek(keys[j]!), i, n, items, eq)) return false;
       }
       for (const r of old.arrayReads) {
         if (r === 'length' ? n !== old.arrayRef.length : !eq.eq(items.at(r), old.arrayRef.at(r))) return false;
