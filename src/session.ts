@@ -230,15 +230,20 @@ export class EncodeSession {
     this.buf.set(suffixIds, startTok);
     this.len = need;
 
-    this.cutChars.length = keep;
-    this.cutTokens.length = keep;
-    this.cutClosed.length = keep;
+    // Setting an array's length is a runtime call even when it changes nothing (8 per call).
+    if (this.cutChars.length !== keep) {
+      this.cutChars.length = keep;
+      this.cutTokens.length = keep;
+      this.cutClosed.length = keep;
+    }
     let starts = this.startChars.length; // starts before startChar are splits of the kept prefix
     while (starts > 0 && this.startChars[starts - 1]! >= startChar) starts--;
-    this.startChars.length = starts;
-    this.startTokens.length = starts;
-    this.startWindows.length = starts;
-    this.startAts.length = starts;
+    if (this.startChars.length !== starts) {
+      this.startChars.length = starts;
+      this.startTokens.length = starts;
+      this.startWindows.length = starts;
+      this.startAts.length = starts;
+    }
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
       this.pendingTok = startTok;

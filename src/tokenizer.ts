@@ -643,6 +643,9 @@ export class PromptSession {
     const bodyLength = this.inner.length;
     const total = prefix.length + bodyLength + suffix.length;
     if (!sameWrap) return { reused: 0, ids: framed(wrap, this.inner.view()), total };
+    // No wrap (every chat call): the body's own reuse is the answer (reusedBody is maximal, so
+    // the comparison below would stop at once), one copy and no views.
+    if (prefix.length === 0 && suffix.length === 0) return { reused: reusedBody, ids: this.inner.idsFrom(reusedBody), total };
     // Past the common body prefix the old result continues with oldTail then the suffix and the
     // new one with body[reusedBody..] then the suffix; at most one side still has body ids
     // (reusedBody is maximal), so this loop runs at most suffix.length + 1 times.
