@@ -601,6 +601,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
        * nothing (a for-of over the map made an iterator and an entry per variable per iteration).
        */
       let vars: Array<[string, RV]> | undefined;
+      // Shared by scopeVars and scopeIs below: neither runs while the other does (both are
+      // called from this loop only, never from inside an evaluation).
       let comparable = true;
       const visit = (v: RV, k: string): void => {
         if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) return;
@@ -777,7 +779,6 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       return out;
     }
 
-    /** Everything the previous evaluation of iteration i read is equal now. */
     /** Everything else the previous evaluation of iteration i read is equal now (its loop-scope variables: scopeIs). */
     private sameInputs(old: IterRecord, items: RV[], i: number, nsMaps: RecordingMap[]): boolean {
       const eq = this.equal;
