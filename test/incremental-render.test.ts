@@ -34,6 +34,10 @@ const SYNTHETIC: Record<string, string> = {
   carried: `{% set ns = namespace(count=0, last='none') %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.count = ns.count + 1 %}{% endif %}#{{ ns.count }} after {{ ns.last }} (prev {{ prev }}): {{ m.content }}\n{% set prev = m.role %}{% set ns.last = m.role %}{% endfor %}total {{ ns.count }}`,
   // State carried only by a loop-scope variable (this interpreter keeps loop-body sets across iterations).
   scopeVar: `{% for m in messages %}(prev {{ prev }}){{ m.content }}{% set prev = m.role %}\n{% endfor %}`,
+  // Loop-scope variables set only in some iterations, one first set late, one from another: a
+  // reused iteration whose recorded scope is the previous record's (no check, see scopeNow in
+  // messagesLoop) must still see an edit, insertion or deletion before it.
+  scopeVarsSometimes: `{% for m in messages %}{% if m.role == 'user' %}{% set u = loop.index0 %}{% endif %}{% if m.role == 'tool' and u is defined %}{% set t = u %}{% endif %}{{ m.role }}(u{{ u }},t{{ t }}):{{ m.content }}\n{% endfor %}`,
   // Scalar outer variables read inside the loop: a kwarg, add_generation_prompt.
   outerVars: `{% for m in messages %}{{ m.content }}{% if enable_thinking is defined %}{{ enable_thinking }}{% endif %}{% if m.role == 'user' and add_generation_prompt %}<g>{% endif %}\n{% endfor %}`,
   // A list read inside the loop (tools): such iterations are evaluated every time.

@@ -390,6 +390,14 @@ function sameLoopValue(k: string, old: RV | undefined, i: number, n: number, ite
   }
 }
 
+/** The same keys and the same value objects, in order. */
+function sameEntries(x: Array<[string, RV]>, y: Array<[string, RV]>): boolean {
+  if (x === y) return true;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i]![0] !== y[i]![0] || x[i]![1] !== y[i]![1]) return false;
+  return true;
+}
+
 function isInteger(old: RV | undefined, v: number): boolean {
   return old?.type === 'IntegerValue' && old.value === v;
 }
@@ -651,10 +659,19 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         ]);
       let out = '';
       let lastReused = false;
+      /**
+       * The loop scope's variables right now, as a record's array, when known without reading the
+       * scope: after a reused iteration they are exactly its varsOut (scopeIs held for its varsIn,
+       * variables are never deleted, and varsOut lists varsIn's keys in order, then the keys the
+       * body added, in the map's order), after an evaluated one what scopeVars() read at its end.
+       * A record whose varsIn is that very array (recorded so, see below) needs no scopeIs: GLM's
+       * loops keep variables, and comparing them was a tenth of a steady render.
+       */
+      let scopeNow: Array<[string, RV]> | undefined;
       for (let i = 0; i < n; i++) {
         lastReused = false;
         const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
-        if (old && scopeIs(old.varsIn) && this.sameInputs(old, items, i, nsMaps)) {
+        if (old && (old.varsIn === scopeNow || scopeIs(old.varsIn)) && this.sameInputs(old, items, i, nsMaps)) {
           // Indexed loops: this runs per reused iteration, also before the JIT optimizes it.
           const varsOut = old.varsOut;
           for (let v = 0; v < varsOut.length; v++) scope.setVariable(varsOut[v]![0], varsOut[v]![1]);
@@ -664,6 +681,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
             const entries = nsWrites[w]![1];
             for (let e = 0; e < entries.length; e++) map.poke(entries[e]![0], entries[e]![1]);
           }
+          scopeNow = varsOut;
           this.memo.reused++;
           lastReused = true;
           record.iters.push(old);
@@ -671,8 +689,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           out += old.output;
           continue;
         }
-        // Before the body runs (the checks above change no variable).
-        const varsIn = scopeVars();
+        // Before the body runs (the checks above change no variable). The same entries as scopeNow
+        // are recorded as that array, so the next render can skip the check.
+        const read = scopeVars();
+        const varsIn = read !== undefined && scopeNow !== undefined && sameEntries(read, scopeNow) ? scopeNow : read;
         // The same loop object as the library's evaluateFor builds (keys and values); see sameLoopValue.
         const loop = loopObject(i);
         const loopValue = new R.Object(loop);
@@ -760,6 +780,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           m.writes = undefined;
         });
         const varsOut = scopeVars();
+        scopeNow = varsOut;
         // A body that reassigns the loop variable or `loop` leaves state a reuse would not restore.
         const loopIntact = scope.variables.get(loopVar) === items[i] && scope.variables.get('loop') === loopValue;
         record.iters.push(
