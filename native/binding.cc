@@ -578,10 +578,32 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   std::shared_ptr<StatePool> asyncStates_;
 };
 
+/// vocabIdsOf(model, strings): for each string, the id of the vocab key equal to it, or -1
+/// (load.ts checks added-token ids against the vocabulary with it, before an Encoder takes the scan).
+Napi::Value VocabIdsOf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ScannedModel* scanned = scannedModelArg(env, info[0]);
+  if (scanned->used) throwTypeError(env, "the scanned model was already used by an Encoder");
+  if (!info[1].IsArray()) throwTypeError(env, "Expected an array of strings");
+  Napi::Array arr = info[1].As<Napi::Array>();
+  std::vector<std::string> strings;
+  strings.reserve(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value v = arr.Get(i);
+    if (!v.IsString()) throwTypeError(env, "Expected a string at index " + std::to_string(i));
+    strings.push_back(stringToUtf8(env, v));
+  }
+  const std::vector<int64_t> ids = promptenc::vocabIdsOf(scanned->model, strings);
+  Napi::Float64Array out = Napi::Float64Array::New(env, ids.size());
+  for (size_t i = 0; i < ids.size(); i++) out[i] = double(ids[i]);
+  return out;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Encoder", EncoderWrap::Define(env));
   exports.Set("scanModelJson", Napi::Function::New(env, ScanModelJson, "scanModelJson"));
   exports.Set("releaseModel", Napi::Function::New(env, ReleaseModel, "releaseModel"));
+  exports.Set("vocabIdsOf", Napi::Function::New(env, VocabIdsOf, "vocabIdsOf"));
   exports.Set("abiVersion", Napi::Number::New(env, 1));
   return exports;
 }

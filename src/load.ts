@@ -270,19 +270,14 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
  * vocabulary its vocabulary id, and other content the next id after the vocabulary (its
  * entry count, then the highest added id + 1); a different id in the file only earns a
  * warning. promptenc keeps the file's ids, so such a file would encode differently from the
- * oracle without a word. Checked without a vocabulary lookup, so only where the answer is
- * certain: a token whose id is no vocabulary id must have the next id of that numbering
- * (if its content were in the vocabulary, HF would use that other id; if not, the next one).
- * Ids that are vocabulary ids are not checked (gpt-4o's file has 200,000 entries and ids up
- * to 200,018, and its added tokens are vocabulary entries). Measured against the oracle:
- * ids [1000, 1001] after a 256-entry vocabulary become [256, 257]; [257, 256] become [256, 257].
+ * oracle without a word: it is refused (E_TOKENIZER_INVALID, naming the id HF would use).
+ * `vocabIdOf(i, content)` is the vocabulary id of added token i's content, or undefined when
+ * the content is no vocabulary key (a lookup in the parsed vocab, or the native read's, see
+ * loadTokenizer). Measured against the oracle: ids [1000, 1001] after a 256-entry vocabulary
+ * become [256, 257]; [257, 256] become [256, 257]; content "ĠĠ" (a Qwen3 vocab key, id 256)
+ * added with the next id 151669 gets 256.
  */
-export function checkAddedTokenIds(json: TokenizerJson, vocabIds: ArrayLike<number>, file: string): void {
-  const vocabCount = vocabIds.length;
-  let maxVocabId = -1;
-  for (let i = 0; i < vocabIds.length; i++) if (vocabIds[i]! > maxVocabId) maxVocabId = vocabIds[i]!;
-  const isVocabId = new Uint8Array(maxVocabId + 1);
-  for (let i = 0; i < vocabIds.length; i++) isVocabId[vocabIds[i]!] = 1;
+export function checkAddedTokenIds(json: TokenizerJson, vocabCount: number, vocabIdOf: (i: number, content: string) => number | undefined, file: string): void {
   let max = -1;
   const seen = new Map<string, number>();
   (json.added_tokens ?? []).forEach((t, i) => {
@@ -292,16 +287,16 @@ export function checkAddedTokenIds(json: TokenizerJson, vocabIds: ArrayLike<numb
       return;
     }
     seen.set(t.content, t.id);
-    if (!(t.id <= maxVocabId && isVocabId[t.id] === 1)) {
-      const expected = max < vocabCount ? vocabCount : max + 1;
-      if (t.id !== expected) {
-        invalid(
-          file,
-          `added_tokens[${i}] ${JSON.stringify(t.content)} has id ${t.id}, but Hugging Face tokenizers numbers it ${expected} (added tokens that are not in model.vocab follow its ${vocabCount} entries in file order); promptenc does not renumber: fix the ids in the file`,
-        );
-      }
+    const inVocab = vocabIdOf(i, t.content);
+    const expected = inVocab ?? (max < vocabCount ? vocabCount : max + 1);
+    if (t.id !== expected) {
+      const why =
+        inVocab !== undefined
+          ? 'its content is a model.vocab key, and HF gives it that id'
+          : `added tokens that are not in model.vocab follow its ${vocabCount} entries in file order`;
+      invalid(file, `added_tokens[${i}] ${JSON.stringify(t.content)} has id ${t.id}, but Hugging Face tokenizers numbers it ${expected} (${why}); promptenc does not renumber: fix the ids in the file`);
     }
-    if (t.id > max) max = t.id;
+    if (expected > max) max = expected;
   });
 }
 

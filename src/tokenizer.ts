@@ -1,5 +1,5 @@
 import { PromptencError, describeValue } from './errors.js';
-import { checkAddedTokenIds, readTokenizerFiles, type ModelScanner, type TokenizerFiles } from './load.js';
+import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './load.js';
 import { sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
@@ -683,20 +683,28 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   }
   // When the native core may serve this load, it reads model.vocab / model.merges from
   // the file bytes itself (the slow part of a load was JSON.parse of those two values).
-  let scan: ModelScanner | undefined;
+  let native: typeof import('./backend/native.js') | undefined;
   if (choice !== 'js') {
     try {
-      scan = (await import('./backend/native.js')).prescanTokenizerJson;
+      native = await import('./backend/native.js');
     } catch {
       // createBackend reports a native module that fails to load.
     }
   }
-  const files = await readTokenizerFiles(source, { scan });
+  const files = await readTokenizerFiles(source, { scan: native?.prescanTokenizerJson });
+  const added = files.tokenizerJson.added_tokens ?? [];
+  // The vocab id of each added token's content, from the native read (before an Encoder takes it).
+  const scannedIds = files.prescanned && native && added.length > 0 ? native.prescannedVocabIds(files.prescanned, added.map((t) => t.content)) : undefined;
   const impl = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
-  // Vocabulary ids: from the native read when it held no duplicate (known after the build), else the parsed vocab.
-  const vocab = files.prescanned?.unique === true ? undefined : files.tokenizerJson.model.vocab;
-  if (vocab === undefined || (typeof vocab === 'object' && vocab !== null && !Array.isArray(vocab))) {
-    checkAddedTokenIds(files.tokenizerJson, vocab === undefined ? files.prescanned!.ids : (Object.values(vocab) as number[]), files.tokenizerPath);
+  // The native read serves when it held no duplicate key or id (known after the build); else the parsed vocab.
+  if (files.prescanned?.unique === true && (scannedIds !== undefined || added.length === 0)) {
+    checkAddedTokenIds(files.tokenizerJson, files.prescanned.ids.length, (i) => (scannedIds![i]! >= 0 ? scannedIds![i]! : undefined), files.tokenizerPath);
+  } else {
+    const vocab = files.tokenizerJson.model.vocab;
+    if (typeof vocab === 'object' && vocab !== null && !Array.isArray(vocab)) {
+      const ids = vocab as Record<string, number>;
+      checkAddedTokenIds(files.tokenizerJson, Object.keys(ids).length, (_i, content) => (Object.prototype.hasOwnProperty.call(ids, content) ? ids[content] : undefined), files.tokenizerPath);
+    }
   }
   const tok = new PromptTokenizer(impl, files);
   if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);

@@ -283,6 +283,35 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     expect(Array.from(tok.encode('ab<x>', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(next, 'tokenizer.json'), 'ab<x>', false));
   });
 
+  it('an added token whose content is a vocabulary key must have that key\'s id; one that is not, the next id (E_TOKENIZER_INVALID otherwise, every backend)', async () => {
+    // HF looks the content up in the vocabulary first (added_vocabulary.rs add_tokens): "ab" is
+    // key 256 here, so the oracle gives the added "ab" id 256 whatever the file says, also when
+    // the file's id is the next one (257). And "<x>" is no key, so it gets 257 even when the file
+    // gives it the id of another key (97, "a"). Both were loaded with the file's ids before.
+    const V2 = `${BYTE_VOCAB}, "ab": 256`;
+    const cases = [
+      ['ab', 257, 256, 'its content is a model.vocab key'],
+      ['<x>', 97, 257, 'added tokens that are not in model.vocab follow'],
+    ] as const;
+    for (const [content, fileId, hfId, why] of cases) {
+      const d = writeModel(tokenizerText(V2, M, '', fileId).replace('"content": "<x>"', `"content": ${JSON.stringify(content)}`));
+      const file = path.join(d, 'tokenizer.json');
+      // The oracle's numbering: the token encodes to hfId (not the file's id).
+      expect(await oracleEncode(file, `${content}`, false)).toEqual([hfId]);
+      for (const backend of ['native', 'auto', 'js'] as const) {
+        const e = await caught(loadTokenizer(d, { backend }));
+        expect({ backend, code: e.code }).toEqual({ backend, code: 'E_TOKENIZER_INVALID' });
+        expect(e.message).toContain(`added_tokens[0] ${JSON.stringify(content)} has id ${fileId}, but Hugging Face tokenizers numbers it ${hfId} (${why}`);
+      }
+      // The id HF gives it loads and agrees with the oracle.
+      const ok = writeModel(tokenizerText(V2, M, '', hfId).replace('"content": "<x>"', `"content": ${JSON.stringify(content)}`));
+      for (const backend of ['native', 'js'] as const) {
+        const tok = await loadTokenizer(ok, { backend });
+        expect(Array.from(tok.encode(`b${content}ab`, { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(ok, 'tokenizer.json'), `b${content}ab`, false));
+      }
+    }
+  });
+
   it('seeded byte mutations of a real tokenizer.json: each load fails with a code or encodes like the oracle', async () => {
     // Llama 3's tokenizer.json cut to its first 600 tokens and the merges among them, then 1-3
     // random edits (delete bytes, insert JSON punctuation, escapes, digits, stray UTF-8 bytes)

@@ -4,6 +4,9 @@
 // than its JSON form), so there is no per-string allocation.
 #include "model_json.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -453,6 +456,34 @@ bool scanModelJson(const uint8_t* p, size_t n, ModelJson& out, std::string& why)
   why = s.why;
   out = ModelJson();
   return false;
+}
+
+}  // namespace promptenc
+
+namespace promptenc {
+
+std::vector<int64_t> vocabIdsOf(const ModelJson& model, const std::vector<std::string>& strings) {
+  std::vector<int64_t> out(strings.size(), -1);
+  // Few strings (the added tokens), many keys: index the strings, walk the keys once.
+  std::unordered_multimap<std::string_view, size_t> wanted;
+  wanted.reserve(strings.size());
+  // Keys are mostly short and added tokens long: only keys of a wanted length are hashed.
+  std::vector<bool> length;
+  for (size_t i = 0; i < strings.size(); i++) {
+    wanted.emplace(std::string_view(strings[i]), i);
+    if (strings[i].size() >= length.size()) length.resize(strings[i].size() + 1, false);
+    length[strings[i].size()] = true;
+  }
+  const char* bytes = reinterpret_cast<const char*>(model.keyBytes.data.get());
+  for (size_t k = 0; k < model.ids.size(); k++) {
+    const size_t n = model.keySpans[2 * k + 1] - model.keySpans[2 * k];
+    if (n >= length.size() || !length[n]) continue;
+    const std::string_view key(bytes + model.keySpans[2 * k], n);
+    auto range = wanted.equal_range(key);
+    for (auto it = range.first; it != range.second; ++it)
+      if (out[it->second] < 0) out[it->second] = model.ids[k];
+  }
+  return out;
 }
 
 }  // namespace promptenc

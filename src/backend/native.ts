@@ -62,6 +62,8 @@ interface NativeAddon {
   scanModelJson(bytes: Uint8Array): Omit<PrescannedModel, 'unique'> | string;
   /** frees a scan that no Encoder will consume */
   releaseModel(model: unknown): void;
+  /** for each string, the id of the scanned vocab key equal to it, or -1 (absent in older builds) */
+  vocabIdsOf?(model: unknown, strings: readonly string[]): Float64Array;
   abiVersion: number;
 }
 type ModelSpec = { model: unknown } | ModelBuffers;
@@ -336,6 +338,16 @@ export function prescanTokenizerJson(bytes: Uint8Array): PrescannedModel | undef
   if (!addon || typeof addon.scanModelJson !== 'function') return undefined;
   const r = addon.scanModelJson(bytes);
   return typeof r === 'string' ? undefined : { ...r };
+}
+
+/**
+ * For each string, the id of the vocab key of a prescanned tokenizer.json equal to it, or -1;
+ * undefined when the addon cannot tell. Call before an Encoder consumes the scan.
+ */
+export function prescannedVocabIds(pre: PrescannedModel, strings: readonly string[]): Float64Array | undefined {
+  const addon = loadAddon().addon;
+  if (!addon || typeof addon.vocabIdsOf !== 'function') return undefined;
+  return addon.vocabIdsOf(pre.model, strings);
 }
 
 /** Builds the native backend; throws E_NATIVE_UNSUPPORTED or E_NATIVE_UNAVAILABLE. */
