@@ -91,15 +91,18 @@ function exactAddedTokenSplit(init: BackendInit, whole: HfTokenizer): (text: str
   };
 }
 
-/** bytes_to_unicode of GPT-2's ByteLevel: the character of each byte, inverted (char code → byte). */
-let byteOfChar: Map<number, number> | undefined;
-function byteLevelAlphabet(): Map<number, number> {
+/**
+ * bytes_to_unicode of GPT-2's ByteLevel inverted: byte of each alphabet character by code
+ * point (all below 324), -1 for the others.
+ */
+let byteOfChar: Int16Array | undefined;
+function byteLevelAlphabet(): Int16Array {
   if (byteOfChar) return byteOfChar;
-  byteOfChar = new Map();
+  byteOfChar = new Int16Array(324).fill(-1);
   let extra = 0;
   for (let b = 0; b < 256; b++) {
     const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    byteOfChar.set(printable ? b : 256 + extra++, b);
+    byteOfChar[printable ? b : 256 + extra++] = b;
   }
   return byteOfChar;
 }
@@ -144,9 +147,12 @@ function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialToke
       if (token === undefined || (skipSpecialTokens && special!.has(token))) continue;
       const mark = bytes.length;
       let mapped = true;
-      for (const ch of token) {
-        const b = alphabet.get(ch.codePointAt(0)!);
-        if (b === undefined) {
+      // Alphabet characters are all in the BMP, so a code unit outside the table (a surrogate
+      // included) is a character outside the alphabet.
+      for (let k = 0; k < token.length; k++) {
+        const c = token.charCodeAt(k);
+        const b = c < alphabet.length ? alphabet[c]! : -1;
+        if (b < 0) {
           mapped = false;
           break;
         }
