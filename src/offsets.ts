@@ -1,5 +1,23 @@
 import type { TokenizerJson } from './backend/types.js';
 
+/** GPT-2 bytes_to_unicode: BYTE_LEVEL_CHARS[b] is the character standing for byte b in ByteLevel token strings. */
+export const BYTE_LEVEL_CHARS: readonly string[] = (() => {
+  const out: string[] = new Array(256);
+  let k = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    out[b] = String.fromCodePoint(printable ? b : 256 + k++);
+  }
+  return out;
+})();
+
+/** BYTE_LEVEL_CHARS inverted: the byte of each alphabet character by UTF-16 code unit (all are below 324), -1 for the others. */
+export const BYTE_OF_BYTE_LEVEL_CHAR: Int16Array = (() => {
+  const out = new Int16Array(324).fill(-1);
+  BYTE_LEVEL_CHARS.forEach((c, b) => (out[c.charCodeAt(0)] = b));
+  return out;
+})();
+
 /**
  * UTF-8 byte length of each vocabulary token, for byte-level BPE models: a ByteLevel
  * token string has one character per byte, so its length is its byte count. Lets the

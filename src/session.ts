@@ -91,13 +91,13 @@ export class EncodeSession {
   private startChars: number[] = [];
   private startTokens: number[] = [];
   /**
-   * The old text around each start (its last maxLength - 1 characters before, maxLength from
-   * it; a slice of the flat string the backend encoded, so no copy), and where the start is in
-   * it: a match that crossed the start in the old text (a discarded single_word one, which still
-   * consumed the characters it covered) may change the split before it when the text after changes.
+   * The old text around each start: its last reach - 1 characters before it and reach from it
+   * (reach = max(maxLength, 1), so the start is at reach - 1 in every window; a slice of the
+   * flat string the backend encoded, so no copy). A match that crossed the start in the old text
+   * (a discarded single_word one, which still consumed the characters it covered) may change the
+   * split before it when the text after changes.
    */
   private startWindows: string[] = [];
-  private startAts: number[] = [];
   /**
    * Cuts of text[pendingChar..] (ids[pendingTok..]) not placed yet, or -1. A call that
    * re-encodes most of the text (a template that rewrote earlier turns) leaves them to the
@@ -127,7 +127,6 @@ export class EncodeSession {
     this.startChars = [];
     this.startTokens = [];
     this.startWindows = [];
-    this.startAts = [];
     this.pendingChar = -1;
     this.pendingMarks = undefined;
   }
@@ -198,11 +197,11 @@ export class EncodeSession {
       // The new text from a little before s: its first characters are the old ones (s < common).
       // Never this.text: after a chat call it is the render's unflattened rope, and reading one
       // character of it flattens all of it (~1 ms at 200 k tokens).
-      const from = Math.max(0, s - this.host.scanner.maxLength + 1);
+      const from = Math.max(0, s - margin + 1);
       const wide = hint ? hint.tail(from) : text.slice(from);
       const tail = wide.slice(s - from);
       const tried = this.host.encodeBody(tail);
-      if (this.startCutHolds(wide, s - from, tried) && !this.host.scanner.straddles(this.startWindows[j]!, this.startAts[j]!)) {
+      if (this.startCutHolds(wide, s - from, tried) && !this.host.scanner.straddles(this.startWindows[j]!, margin - 1)) {
         startChar = s;
         startTok = this.startTokens[j]!;
         suffix = tail;
@@ -242,7 +241,6 @@ export class EncodeSession {
       this.startChars.length = starts;
       this.startTokens.length = starts;
       this.startWindows.length = starts;
-      this.startAts.length = starts;
     }
     if (this.counters.calls > 1 && startChar < text.length / 2) {
       this.pendingChar = startChar;
@@ -345,6 +343,7 @@ export class EncodeSession {
     if (!after) return; // the scanner and the backend disagree: no cuts, next call re-encodes from here
     let gapStart = 0;
     let gapTok = 0;
+    const reach = Math.max(scanner.maxLength, 1);
     for (let m = 0; m <= matches.length; m++) {
       if (m === matches.length && truncated) break;
       const gapEnd = m < matches.length ? matches[m]!.start : suffix.length;
@@ -355,12 +354,10 @@ export class EncodeSession {
       // Starts serve only where marks can verify a start cut (host.marks). One within maxLength
       // of charBase is not recorded: a match crossing it could begin before charBase, in text
       // this call does not have.
-      const reach = Math.max(scanner.maxLength, 1);
       if (this.host.marks && match.start >= reach - 1) {
         this.startChars.push(charBase + match.start);
         this.startTokens.push(tokBase + after[m]! - 1);
         this.startWindows.push(suffix.slice(match.start - reach + 1, match.start + reach));
-        this.startAts.push(reach - 1);
       }
       if (match.safeEnd) {
         this.cutChars.push(charBase + match.end);

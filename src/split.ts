@@ -149,10 +149,21 @@ export class AddedTokenScanner {
     this.startMemo = new Int8Array(this.isAdded.length).fill(-1);
   }
 
+  /** decide(id), remembered in memo (-1 = not decided yet); ids past the memo are decided each time. */
+  private static memoized(memo: Int8Array, id: number, decide: (id: number) => boolean): boolean {
+    const known = memo[id];
+    if (known !== undefined && known >= 0) return known === 1;
+    const answer = decide(id);
+    if (id < memo.length) memo[id] = answer ? 1 : 0;
+    return answer;
+  }
+
   /** See closedMemo. */
   isClosed(id: number): boolean {
-    const known = this.closedMemo[id];
-    if (known !== undefined && known >= 0) return known === 1;
+    return AddedTokenScanner.memoized(this.closedMemo, id, (i) => this.decideClosed(i));
+  }
+
+  private decideClosed(id: number): boolean {
     let closed = this.safeEndId[id] === 1;
     for (const t of this.tokens) {
       if (!closed) break;
@@ -172,7 +183,6 @@ export class AddedTokenScanner {
         }
       }
     }
-    if (id < this.closedMemo.length) this.closedMemo[id] = closed ? 1 : 0;
     return closed;
   }
 
@@ -182,19 +192,15 @@ export class AddedTokenScanner {
    * reads the character before), not a normalized token this scanner does not match.
    */
   startCutOk(id: number): boolean {
-    const known = this.startMemo[id];
-    if (known !== undefined && known >= 0) return known === 1;
-    let ok = false;
-    for (const t of this.tokens) {
-      if (t.id !== id) continue;
-      ok = true;
-      if (t.lstrip || t.single_word || (t.normalized && !this.normalized)) {
-        ok = false;
-        break;
+    return AddedTokenScanner.memoized(this.startMemo, id, (i) => {
+      let ok = false;
+      for (const t of this.tokens) {
+        if (t.id !== i) continue;
+        if (t.lstrip || t.single_word || (t.normalized && !this.normalized)) return false;
+        ok = true;
       }
-    }
-    if (id < this.startMemo.length) this.startMemo[id] = ok ? 1 : 0;
-    return ok;
+      return ok;
+    });
   }
 
   /**

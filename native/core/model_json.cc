@@ -458,10 +458,6 @@ bool scanModelJson(const uint8_t* p, size_t n, ModelJson& out, std::string& why)
   return false;
 }
 
-}  // namespace promptenc
-
-namespace promptenc {
-
 std::vector<int64_t> vocabIdsOf(const ModelJson& model, const std::vector<std::string>& strings) {
   std::vector<int64_t> out(strings.size(), -1);
   // Few strings (the added tokens), many keys: index the strings, walk the keys once.

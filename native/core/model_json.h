@@ -44,8 +44,9 @@ struct ModelJson {
 };
 
 /// For each string (UTF-8), the id of the vocab key equal to it, or -1. One pass over the keys
-/// with a hash lookup for each key of a wanted length: ~3 ms for the 128–200 k keys of the bundled models (of a ~70 ms load). Meaningful when the keys are unique
-/// (buildModel with rejectDuplicates accepted them); with duplicates the first key wins here.
+/// with a hash lookup for each key of a wanted length: ~3 ms for the 128–200 k keys of the
+/// bundled models (of a ~70 ms load). Meaningful when the keys are unique (buildModel with
+/// rejectDuplicates accepted them); with duplicates the first key wins here.
 std::vector<int64_t> vocabIdsOf(const ModelJson& model, const std::vector<std::string>& strings);
 
 /// false (and `why`) when the file is not in the subset described above.

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
 import { badVocabId, isTokenId } from '../load.js';
+import { BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
 import { AddedTokenScanner, isIdentityNormalizer } from '../split.js';
 import type { Backend, BackendInit } from './types.js';
 
@@ -92,22 +93,6 @@ function exactAddedTokenSplit(init: BackendInit, whole: HfTokenizer): (text: str
 }
 
 /**
- * bytes_to_unicode of GPT-2's ByteLevel inverted: byte of each alphabet character by code
- * point (all below 324), -1 for the others.
- */
-let byteOfChar: Int16Array | undefined;
-function byteLevelAlphabet(): Int16Array {
-  if (byteOfChar) return byteOfChar;
-  byteOfChar = new Int16Array(324).fill(-1);
-  let extra = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    byteOfChar[printable ? b : 256 + extra++] = b;
-  }
-  return byteOfChar;
-}
-
-/**
  * Hugging Face's decode for a ByteLevel decoder (tokenizer/mod.rs `decode`, decoders/byte_level.rs),
  * or undefined for other decoders (the library's decode serves those). The library's ByteLevel
  * decoder departs from it: it passes added tokens through as text, where HF maps every token,
@@ -140,7 +125,7 @@ function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialToke
   const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   return (ids, skipSpecialTokens) => {
     const byId = table();
-    const alphabet = byteLevelAlphabet();
+    const alphabet = BYTE_OF_BYTE_LEVEL_CHAR;
     const bytes: number[] = [];
     for (const id of ids) {
       const token = byId[id];

@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { PromptencError } from '../errors.js';
 import { CL100K_REGEX, DEEPSEEK_V3_REGEXES, O200K_REGEX, QWEN2_REGEX } from '../families.js';
 import { badVocabId, isTokenId } from '../load.js';
+import { BYTE_LEVEL_CHARS } from '../offsets.js';
 import { createJsBackend } from './js.js';
 import type { AddedTokenSpec, Backend, BackendInit, PrescannedModel, TokenizerJson } from './types.js';
 
@@ -208,7 +209,7 @@ function recognise(json: TokenizerJson, prescanned = false): Recognised | string
     // unk is only ever emitted for a byte missing from the vocab.
     const vocab = model.vocab as Obj;
     for (let b = 0; b < 256; b++) {
-      if (!(BYTE_CHARS[b]! in vocab)) return 'model.unk_token with an incomplete byte alphabet is not supported';
+      if (!(BYTE_LEVEL_CHARS[b]! in vocab)) return 'model.unk_token with an incomplete byte alphabet is not supported';
     }
   }
   const decoder = json.decoder;
@@ -227,17 +228,6 @@ export function nativeUnsupportedReason(json: TokenizerJson): string | null {
   const r = recognise(json);
   return typeof r === 'string' ? r : null;
 }
-
-// GPT-2 bytes_to_unicode: BYTE_CHARS[b] is the char standing for byte b.
-const BYTE_CHARS: string[] = (() => {
-  const out: string[] = new Array(256);
-  let k = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
-    out[b] = String.fromCodePoint(printable ? b : 256 + k++);
-  }
-  return out;
-})();
 
 const invalid = (msg: string) => new PromptencError('E_TOKENIZER_INVALID', msg);
 

@@ -612,8 +612,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       // Shared by scopeVars and scopeIs below: neither runs while the other does (both are
       // called from this loop only, never from inside an evaluation).
       let comparable = true;
+      /** Not a loop-scope variable of the template's: the loop object, the loop variable, the builtin. */
+      const builtin = (v: RV, k: string): boolean => k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin);
       const visit = (v: RV, k: string): void => {
-        if (k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) return;
+        if (builtin(v, k)) return;
         if (!isPlain(v)) comparable = false;
         else (vars ??= []).push([k, v]);
       };
@@ -633,7 +635,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       let want: Array<[string, RV]> = NO_VARS;
       let seen = 0;
       const match = (v: RV, k: string): void => {
-        if (!comparable || k === 'loop' || k === loopVar || (k === 'namespace' && v === scopeBuiltin)) return;
+        if (!comparable || builtin(v, k)) return;
         const w = want[seen++];
         if (!isPlain(v) || w === undefined || w[0] !== k || !eq.eq(v, w[1])) comparable = false;
       };
