@@ -154,9 +154,13 @@ async function measure(name, source) {
  * The use a session is for: one session follows a conversation that grows by one ~1 KB user
  * turn per call, from a history of each size on (the rows above time the second call of a
  * fresh session, right after the call that encoded the whole history). Odd calls time the chat
- * path's encode work, and the full encode of the same prompt (the control, also the check);
- * even calls the plain encode of only the added text in the same place (right after the
- * incremental render). Both follow the same conversation, so every call is a real step of it.
+ * path's encode work; even calls the plain encode of only the added text in the same place
+ * (right after the incremental render). Both follow the same conversation, so every call is a
+ * real step of it.
+ * The control (a full encode of each timed prompt, also the check) runs after the session has
+ * followed the conversation, back to back: interleaved, it would leave state no session user
+ * has (an ad-hoc run at 200 k tokens: ~195 page faults per full encode for its fresh 800 KB
+ * result, and the next chat delta 63 instead of 35 µs after the same render).
  */
 async function steady(name, source) {
   const tok = await loadTokenizer(source);
@@ -170,24 +174,19 @@ async function steady(name, source) {
     let prevText = s.renderIncremental(messages).text;
     s.encodeRenderedDelta(s.renderIncremental(messages));
     const chat = [];
-    const full = [];
     const alone = [];
     const render = [];
-    let first = 0;
-    let tokens = 0;
+    const timed = []; // [rendered, delta] of the odd calls, checked and controlled below
     for (let i = 0; i < 2 * STEADY_CALLS; i++) {
       messages = [...messages, { role: 'user', content: bigText(r, 1000) }];
       const [tRender, rendered] = ms(() => s.renderIncremental(messages));
       render.push(tRender);
       if (i % 2 === 0) {
+        // The chat delta never reads rendered.text (only the render's pieces), so prevText below
+        // (which flattens it) comes after it.
         const [t, d] = ms(() => s.encodeRenderedDelta(rendered));
         chat.push(t);
-        const prompt = flat(rendered.text); // after the chat delta, which never reads the text
-        const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
-        full.push(tFull);
-        if (i === 0) first = want.length;
-        tokens = want.length;
-        if (d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j])) throw new Error(`${name} steady: chat delta differs from the full encode`);
+        timed.push([rendered, d]);
       } else {
         // Reading the render flattens it, and it becomes the session's text; the chat path never
         // reads that text (only the render's pieces), so the even calls are not flattered by it.
@@ -196,6 +195,17 @@ async function steady(name, source) {
         s.encodeRenderedDelta(rendered);
       }
       prevText = rendered.text;
+    }
+    const full = [];
+    let first = 0;
+    let tokens = 0;
+    for (const [rendered, d] of timed) {
+      const prompt = flat(rendered.text);
+      const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
+      full.push(tFull);
+      if (first === 0) first = want.length;
+      tokens = want.length;
+      if (d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j])) throw new Error(`${name} steady: chat delta differs from the full encode`);
     }
     const row = { model: name, firstTokens: first, tokens, fullMs: median(full), chatEncodeMs: median(chat), turnRenderedMs: median(alone), chatRenderMs: median(render) };
     process.stderr.write(`${name} steady ${size}: full ${f(row.fullMs, 2)} ms, chat delta ${f(row.chatEncodeMs, 3)} ms (${f(row.fullMs / row.chatEncodeMs, 0)}×), turn after render ${f(row.turnRenderedMs, 3)} ms, incremental render ${f(row.chatRenderMs, 2)} ms\n`);
