@@ -200,6 +200,90 @@ interface LoopRecord {
   items: RV[];
   /** undefined: the iteration cannot be reused (see the module comment). */
   iters: Array<IterRecord | undefined>;
+  /** The contents of the outer namespaces when the loop started (copies). */
+  nsStart: Array<Map<string, RV>>;
+  /**
+   * Per iteration, what its inputs need beyond its own message and the state it starts from
+   * (see reusablePrefix): the highest message index whose identity it read (loop.nextitem and
+   * loop.last read i + 1, messages[j] reads j), -1 for none, Infinity when it read something
+   * that moves with the list's length (loop.length, revindex, messages|length, messages[-j])
+   * or has no record.
+   */
+  dep: number[];
+  /** Per iteration, its output; outputs are the loop's output pieces when non-empty. */
+  outputs: string[];
+  /** cumLen[i] = total length of outputs[0, i); cumPieces[i] = non-empty outputs among them. */
+  cumLen: number[];
+  cumPieces: number[];
+  /** The non-empty outputs in order (the pieces this loop adds). */
+  pieceList: string[];
+  /** The loop's whole output, and its output before the last iteration's (ropes). */
+  text: string;
+  textBeforeLast: string;
+  /** Namespace keys read, written or compared, by iteration (ascending), keyed by eventKey. */
+  events: Map<string, KeyEvents>;
+  /** Iterations that read a namespace whole. */
+  readsAll: number[];
+}
+
+/** What the iterations of a loop did with one namespace key, in iteration order. */
+interface KeyEvents {
+  map: number;
+  key: string;
+  /** Iterations that read the key (other than through a recorded comparison). */
+  reads: number[];
+  /** Iterations that wrote it, and the value each left. */
+  writes: number[];
+  values: RV[];
+  /** Iterations that compared it (NamespacePredicate), with the comparison. */
+  preds: number[];
+  predRecs: NamespacePredicate[];
+}
+
+function eventKey(map: number, key: string): string {
+  return `${map}\u0000${key}`;
+}
+
+function keyEvents(events: Map<string, KeyEvents>, map: number, key: string): KeyEvents {
+  const k = eventKey(map, key);
+  let e = events.get(k);
+  if (e === undefined) events.set(k, (e = { map, key, reads: [], writes: [], values: [], preds: [], predRecs: [] }));
+  return e;
+}
+
+/** Drops the entries of iterations >= k from an ascending index list (and its parallel arrays). */
+function truncateAt(k: number, idx: number[], ...parallel: unknown[][]): void {
+  let n = idx.length;
+  while (n > 0 && idx[n - 1]! >= k) n--;
+  if (n === idx.length) return;
+  idx.length = n;
+  for (const p of parallel) p.length = n;
+}
+
+/** dep (see LoopRecord) of iteration i's record. */
+function depOf(rec: IterRecord | undefined, i: number): number {
+  if (rec === undefined || rec.loopReads === 'all') return Infinity;
+  let d = -1;
+  for (const k of rec.loopReads) {
+    switch (k) {
+      case 'index':
+      case 'index0':
+      case 'first':
+      case 'previtem': // the message at i - 1 < i
+        break;
+      case 'nextitem':
+      case 'last': // i === n - 1 stays false in both lists while i + 1 is in the shared prefix
+        d = Math.max(d, i + 1);
+        break;
+      default:
+        return Infinity;
+    }
+  }
+  for (const r of rec.arrayReads) {
+    if (r === 'length' || r < 0) return Infinity;
+    d = Math.max(d, r);
+  }
+  return d;
 }
 
 /** What one render leaves for the next: per-loop records and the top-level output pieces. */
@@ -597,7 +681,8 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const prev = this.memo.loops.get(node);
       this.equal.positions(items, prev?.items);
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
-      const record: LoopRecord = { outer, items, iters: [] };
+      const loopNsStart = nsMaps.map((m) => new Map(m.raw()));
+      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], outputs: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', events: new Map(), readsAll: [] };
       this.next.set(node, record);
 
       const scope = new Environment(env as never) as unknown as Env;
@@ -661,6 +746,35 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         ]);
       let out = '';
       let lastReused = false;
+      /** Appends iteration i's output and what its record read and wrote to the loop record's indexes. */
+      const commit = (i: number, rec: IterRecord | undefined, output: string): void => {
+        record.iters.push(rec);
+        record.dep.push(depOf(rec, i));
+        record.outputs.push(output);
+        if (output.length > 0) record.pieceList.push(output);
+        record.cumLen.push(record.cumLen[i]! + output.length);
+        record.cumPieces.push(record.pieceList.length);
+        if (rec === undefined) return;
+        for (let r = 0; r < rec.nsReads.length; r++) {
+          const { map, keys } = rec.nsReads[r]!;
+          if (keys === 'all') record.readsAll.push(i);
+          else for (let k = 0; k < keys.length; k++) keyEvents(record.events, map, keys[k]!).reads.push(i);
+        }
+        for (let w = 0; w < rec.nsWrites.length; w++) {
+          const [map, entries] = rec.nsWrites[w]!;
+          for (let e = 0; e < entries.length; e++) {
+            const ev = keyEvents(record.events, map, entries[e]![0]);
+            ev.writes.push(i);
+            ev.values.push(entries[e]![1]);
+          }
+        }
+        for (let p = 0; p < rec.nsPredicates.length; p++) {
+          const pred = rec.nsPredicates[p]!;
+          const ev = keyEvents(record.events, pred.map, pred.key);
+          ev.preds.push(i);
+          ev.predRecs.push(pred);
+        }
+      };
       /**
        * The loop scope's variables right now, as a record's array, when known without reading the
        * scope: after a reused iteration they are exactly its varsOut (scopeIs held for its varsIn,
@@ -670,8 +784,44 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
        * loops keep variables, and comparing them was a tenth of a steady render.
        */
       let scopeNow: Array<[string, RV]> | undefined;
-      for (let i = 0; i < n; i++) {
+      let start = 0;
+      if (reuse && prev !== undefined) {
+        const k = this.reusablePrefix(prev, items, nsMaps);
+        if (k > 0) {
+          // Iterations [0, k) give what they gave before (reusablePrefix): take their outputs and
+          // records as they are, and leave the state the last of them left.
+          this.adoptPrefix(record, prev, k);
+          const last = prev.iters[k - 1]!;
+          for (let v = 0; v < last.varsOut.length; v++) scope.setVariable(last.varsOut[v]![0], last.varsOut[v]![1]);
+          record.events.forEach((ev) => {
+            if (ev.writes.length > 0) nsMaps[ev.map]!.poke(ev.key, ev.values[ev.values.length - 1]!);
+          });
+          scopeNow = last.varsOut;
+          for (let p = 0; p < record.cumPieces[k]!; p++) this.pieces.push(record.pieceList[p]!);
+          // The previous render's loop output, or the part of it before its last iteration, when
+          // that is the prefix (a turn appended); else the outputs joined again (a rope, as below).
+          if (k === prev.items.length) {
+            out = prev.text;
+            if (k === n) record.textBeforeLast = prev.textBeforeLast;
+          } else if (k === prev.items.length - 1) {
+            out = prev.textBeforeLast;
+          }
+          if (out === '' || (k === n && k !== prev.items.length)) {
+            let t = '';
+            for (let p = 0; p < k; p++) {
+              if (p === k - 1) record.textBeforeLast = t;
+              t += prev.outputs[p]!;
+            }
+            out = t;
+          }
+          this.memo.reused += k;
+          lastReused = true;
+          start = k;
+        }
+      }
+      for (let i = start; i < n; i++) {
         lastReused = false;
+        if (i === n - 1) record.textBeforeLast = out;
         const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
         if (old && (old.varsIn === scopeNow || scopeIs(old.varsIn)) && this.sameInputs(old, items, i, nsMaps)) {
           // Indexed loops: this runs per reused iteration, also before the JIT optimizes it.
@@ -686,7 +836,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           scopeNow = varsOut;
           this.memo.reused++;
           lastReused = true;
-          record.iters.push(old);
+          commit(i, old, old.output);
           if (old.output.length > 0) this.pieces.push(old.output);
           out += old.output;
           continue;
@@ -785,10 +935,12 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         scopeNow = varsOut;
         // A body that reassigns the loop variable or `loop` leaves state a reuse would not restore.
         const loopIntact = scope.variables.get(loopVar) === items[i] && scope.variables.get('loop') === loopValue;
-        record.iters.push(
+        commit(
+          i,
           varsIn && varsOut && !whole && plain && !recording.tainted && loopIntact
             ? { message: items[i]!, varsIn, varsOut, loop, loopReads, arrayReads, arrayRef: items, nsReads, nsWrites, nsPredicates: predicates, output }
             : undefined,
+          output,
         );
         if (output.length > 0) this.pieces.push(output);
         out += output;
@@ -799,7 +951,80 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         scope.setVariable('loop', new R.Object(loopObject(n - 1)));
         scope.setVariable(loopVar, items[n - 1]!);
       }
+      if (n === 0) record.textBeforeLast = '';
+      record.text = out;
       return out;
+    }
+
+    /**
+     * The largest k such that iterations [0, k) of this render read exactly what they read in
+     * the previous one, so each gives the same output and leaves the same state, without
+     * looking at their records one by one (a long conversation is mostly such a prefix). By
+     * induction over i < k, with the loop's outer values equal (`reuse`) and its scope fresh:
+     * - message i is the same value (i < k0, the shared prefix of the two lists by identity),
+     *   and so is every message it read by position (dep[i] < k0; loop.last is false in both);
+     * - the state it starts from is the previous state, except namespace keys that differed
+     *   when the loop started and that no iteration before i has written since (a write leaves
+     *   the previous value, by induction). Such a dirty key may not be read at i (reads), and
+     *   its comparisons at i must give the recorded answers with its value now (at i itself a
+     *   write may come first: then the value compared followed from equal inputs, and the
+     *   check is only stricter), nor may i read a namespace whole (readsAll).
+     * Cost: O(k) over two arrays of small numbers and the lists' slots, plus the dirty keys' events.
+     */
+    private reusablePrefix(prev: LoopRecord, items: RV[], nsMaps: RecordingMap[]): number {
+      const old = prev.items;
+      let k0 = 0;
+      const limit = Math.min(items.length, old.length);
+      while (k0 < limit && items[k0] === old[k0]) k0++;
+      let k = 0;
+      const dep = prev.dep;
+      while (k < k0 && dep[k]! < k0) k++;
+      if (k === 0 || nsMaps.length !== prev.nsStart.length) return 0;
+      const eq = this.equal;
+      let dirty = false;
+      for (let m = 0; m < nsMaps.length && k > 0; m++) {
+        const now = nsMaps[m]!;
+        const then = prev.nsStart[m]!;
+        const keys = new Set<string>(then.keys());
+        for (const [key] of now.raw()) keys.add(key);
+        for (const key of keys) {
+          if (eq.eq(now.peek(key), then.get(key))) continue;
+          dirty = true;
+          const ev = prev.events.get(eventKey(m, key));
+          if (ev === undefined) continue; // never touched by an iteration
+          const until = Math.min(k - 1, ev.writes.length > 0 ? ev.writes[0]! : Infinity); // dirty on [0, until]
+          if (ev.reads.length > 0 && ev.reads[0]! <= until) k = Math.min(k, ev.reads[0]!);
+          const value = now.peek(key) ?? UNDEFINED;
+          for (let p = 0; p < ev.preds.length && ev.preds[p]! <= Math.min(until, k - 1); p++) {
+            if (!this.sameAnswer(ev.predRecs[p]!, value)) {
+              k = ev.preds[p]!;
+              break;
+            }
+          }
+        }
+      }
+      if (dirty && prev.readsAll.length > 0) k = Math.min(k, prev.readsAll[0]!);
+      return k;
+    }
+
+    /** Iterations [0, k) of prev's indexes, taken over into record (prev is not used after this render). */
+    private adoptPrefix(record: LoopRecord, prev: LoopRecord, k: number): void {
+      record.iters = prev.iters.slice(0, k);
+      record.dep = prev.dep.slice(0, k);
+      record.outputs = prev.outputs.slice(0, k);
+      record.cumLen = prev.cumLen.slice(0, k + 1);
+      record.cumPieces = prev.cumPieces.slice(0, k + 1);
+      record.pieceList = prev.pieceList.slice(0, record.cumPieces[k]);
+      record.readsAll = prev.readsAll.slice();
+      truncateAt(k, record.readsAll);
+      record.events = new Map();
+      prev.events.forEach((ev, key) => {
+        const copy: KeyEvents = { map: ev.map, key: ev.key, reads: ev.reads.slice(), writes: ev.writes.slice(), values: ev.values.slice(), preds: ev.preds.slice(), predRecs: ev.predRecs.slice() };
+        truncateAt(k, copy.reads);
+        truncateAt(k, copy.writes, copy.values);
+        truncateAt(k, copy.preds, copy.predRecs);
+        if (copy.reads.length + copy.writes.length + copy.preds.length > 0) record.events.set(key, copy);
+      });
     }
 
     /** Everything else the previous evaluation of iteration i read is equal now (its loop-scope variables: scopeIs). */
@@ -832,22 +1057,22 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       // key before comparing, the compared value followed from its other inputs, which are equal,
       // so the answer is the recorded one either way; this check is then only stricter.)
       for (const p of old.nsPredicates) {
-        if (nsMaps[p.map] === undefined) return false;
-        const now = nsMaps[p.map]!.peek(p.key) ?? UNDEFINED;
-        const fast = scalarComparison(p.node.operator.value as string, p.nsOnLeft ? now : p.other, p.nsOnLeft ? p.other : now);
-        if (fast !== undefined) {
-          if (p.result.type !== 'BooleanValue' || p.result.value !== fast) return false;
-          continue;
-        }
-        let answer: RV;
-        try {
-          answer = this.compare(p.node, p.nsOnLeft, now, p.other, this.global as Env);
-        } catch {
-          return false;
-        }
-        if (!eq.eq(answer, p.result)) return false;
+        if (nsMaps[p.map] === undefined || !this.sameAnswer(p, nsMaps[p.map]!.peek(p.key) ?? UNDEFINED)) return false;
       }
       return true;
+    }
+
+    /** Whether comparison p gives its recorded answer with the key's value `now`. */
+    private sameAnswer(p: NamespacePredicate, now: RV): boolean {
+      const fast = scalarComparison(p.node.operator.value as string, p.nsOnLeft ? now : p.other, p.nsOnLeft ? p.other : now);
+      if (fast !== undefined) return p.result.type === 'BooleanValue' && p.result.value === fast;
+      let answer: RV;
+      try {
+        answer = this.compare(p.node, p.nsOnLeft, now, p.other, this.global as Env);
+      } catch {
+        return false;
+      }
+      return this.equal.eq(answer, p.result);
     }
   }
   memoInterpreterClass = Memo as unknown as typeof memoInterpreterClass;
