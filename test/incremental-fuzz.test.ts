@@ -10,10 +10,10 @@ import { runCase } from './helpers/template-fuzz.mjs';
 
 const lib = { compileTemplate, RenderMemo };
 
-function check(seeds: Iterable<number>, mode: 'cache' | 'kwargs', start: number): number {
+function check(seeds: Iterable<number>, mode: 'cache' | 'kwargs', start: number, extra = false): number {
   let reused = 0;
   for (const seed of seeds) {
-    const r = runCase(lib, seed, 25, mode, start) as { ok?: boolean; reused?: number };
+    const r = runCase(lib, seed, 25, mode, start, extra) as { ok?: boolean; reused?: number };
     if (!r.ok) expect(r, `seed ${seed} (${mode}, ${start} messages first)`).toEqual({ ok: true });
     reused += r.reused ?? 0;
   }
@@ -34,4 +34,9 @@ it('the seeds that caught a stale loop-scope snapshot (scopeNow not updated afte
 it('longer conversations passed as kwargs.messages (no message cache: positions looked up, maps built)', () => {
   expect(check(range(0, 150), 'kwargs', 5)).toBeGreaterThan(1_000);
   expect(check(range(0, 40), 'cache', 35)).toBeGreaterThan(1_000);
+});
+
+it('templates that read later messages by position or a namespace whole (400 cases)', () => {
+  // What a loop's shared prefix is reused under (reusablePrefix): these reads must end it.
+  expect(check(range(0, 400), 'cache', 3, true)).toBeGreaterThan(2_000);
 });

@@ -84,11 +84,21 @@ const BODY = [
   `{{ messages[loop.index0].role }}`,
   `{% if m.role == 'user' %}{% set ns.lastuser = m.content %}{% endif %}{% if m.role == 'assistant' %}{{ ns.lastuser }}{% endif %}`,
 ];
+/**
+ * Blocks only in templates made with `extra` (added later: the original list keeps its seeds):
+ * reads of later messages by position, and a namespace read whole.
+ */
+const EXTRA = [
+  `{% if messages[loop.index0 + 2] is defined %}+{{ messages[loop.index0 + 2].role }}{% endif %}`,
+  `{% if messages[3] is defined %}{{ messages[3].content }}{% endif %}`,
+  `{{ ns|tojson }}`,
+];
 const POST = [`|{{ ns.c }}|{{ ns.last }}|{{ ns.lu }}|{{ ns.later }}|{{ ns.s }}`, `{% if add_generation_prompt %}<gen>{% endif %}`];
 
 /** A random template: a namespace prelude, maybe a pre-pass, one or two loops of random body blocks, maybe an epilogue. */
-export function makeTemplate(r) {
+export function makeTemplate(r, extra = false) {
   const pick = (xs) => xs[Math.floor(r() * xs.length)];
+  const blocks = extra ? [...BODY, ...EXTRA, ...EXTRA, ...EXTRA] : BODY;
   let s = PRELUDE[0];
   for (let i = 1; i < PRELUDE.length; i++) if (r() < 0.4) s += PRELUDE[i];
   if (r() < 0.4) s += PREPASS;
@@ -96,7 +106,7 @@ export function makeTemplate(r) {
   for (let l = 0; l < loops; l++) {
     const n = 2 + Math.floor(r() * 7);
     let body = '';
-    for (let i = 0; i < n; i++) body += pick(BODY).replace('K', String(Math.floor(r() * 4)));
+    for (let i = 0; i < n; i++) body += pick(blocks).replace('K', String(Math.floor(r() * 4)));
     if (r() < 0.5) body = `{{ m.content }}` + body;
     s += `{% for m in messages %}${body}\n{% endfor %}`;
   }
@@ -151,9 +161,9 @@ export function* script(r, steps, start = 1) {
  * mode 'kwargs' passes the list as kwargs.messages (no message cache: more position lookups).
  * Returns { ok: true, reused } or the first mismatch with the template and the edit history.
  */
-export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode = 'cache', start = 1) {
+export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode = 'cache', start = 1, extra = false) {
   const r = rng(seed);
-  const source = makeTemplate(r);
+  const source = makeTemplate(r, extra);
   const template = compileTemplate(source);
   const memo = new RenderMemo();
   const hist = [];
