@@ -222,6 +222,9 @@ describe('review counterexamples: incremental render equals a full render', () =
   const ordered = { role: 'user', content: 'x', meta: { a: 1, b: 1 } } as unknown as ChatMessage & { meta: Record<string, number> };
   const grown = { role: 'user', content: 'x', meta: { a: 1 } } as unknown as ChatMessage & { meta: Record<string, number> };
   const inheriting = Object.assign(Object.create({ extra: 'P' }) as object, { role: 'user', content: 'x' }) as ChatMessage;
+  // Plain messages are checked by one walk over their own enumerable entries, plus the fields that were absent.
+  const later = { role: 'assistant', content: 'c' } as ChatMessage;
+  const plainCalls = { role: 'assistant', content: 'c', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] } as ChatMessage;
   const cases: Array<[string, string, Step[]]> = [
     ['messages compared with an alias', `{% set msgs = messages %}{% for m in messages %}{% if messages == msgs %}A{% else %}B{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
     ['break inside a macro', `{% macro stop() %}{% break %}{% endmacro %}{% for m in messages %}{{ m.content }}{% if m.content == 'S' %}{{ stop() }}{% endif %};{% endfor %}END`, [{ messages: [u('x'), u('S'), u('z')] }]],
@@ -267,6 +270,8 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['keys reordered in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [ordered] }, () => (delete ordered.meta.a, (ordered.meta.a = 1), { messages: [ordered] })]],
     ['a key added in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [grown] }, () => ((grown.meta.c = 3), { messages: [grown] })]],
     ['an inherited field, then an own one', `{% for m in messages %}[{{ m.extra }}]{% endfor %}`, [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })]],
+    ['tool_calls defined later, not enumerable', `{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %}{% endif %};{% endfor %}`, [{ messages: [later] }, () => (Object.defineProperty(later, 'tool_calls', { value: hiddenCalls, enumerable: false }), { messages: [later] })]],
+    ['a plain tool call edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{{ tc.function.arguments|tojson }}{% endfor %};{% endfor %}`, [{ messages: [plainCalls] }, () => ((plainCalls.tool_calls![0]!.function.name = 'g'), { messages: [plainCalls] }), () => (((plainCalls.tool_calls![0]!.function.arguments as Record<string, number>).a = 2), { messages: [plainCalls] })]],
     ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
   ];
   it.each(cases)('%s', (_name, source, steps) => {

@@ -303,6 +303,18 @@ export class RenderMemo {
   }
 }
 
+/**
+ * Lists of messages known to hold only mappings (ObjectValue): the render's message cache builds
+ * them from validated messages (render.ts). A value of another type is in no such list, so its
+ * position is not looked up (the outer values compared once per loop include the template's
+ * global functions: four scans of the whole list per loop otherwise).
+ */
+const mappingLists = new WeakSet<readonly RV[]>();
+
+export function markMappingList(items: readonly RV[]): void {
+  mappingLists.add(items);
+}
+
 /** Position lookups per render answered by a scan of the list before maps are built (see Equality.positionOf). */
 const SCANNED = 32;
 
@@ -343,7 +355,7 @@ class Equality {
   /** Position of v in the new (or old) list, the last one as the map keeps it; undefined when absent. */
   private positionOf(v: RV, inNew: boolean): number | undefined {
     const items = inNew ? this.newItems : this.oldItems;
-    if (items === undefined) return undefined;
+    if (items === undefined || (v.type !== 'ObjectValue' && mappingLists.has(items))) return undefined;
     if (this.scans < SCANNED) {
       this.scans++;
       const i = items.lastIndexOf(v);

@@ -3,7 +3,7 @@ import { jinja } from './jinja.js';
 import { PromptencError } from '../errors.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
 import { makeStringValue, parseArgumentsToRuntime, rt, toPythonJson, type PyJsonOptions } from './pyjson.js';
-import { certifiedCommonPrefix, createMemoInterpreter, incrementalRenderingSupported, tagFunction, type RenderMemo } from './incremental.js';
+import { certifiedCommonPrefix, createMemoInterpreter, incrementalRenderingSupported, markMappingList, tagFunction, type RenderMemo } from './incremental.js';
 
 type Program = ReturnType<typeof parse>;
 
@@ -207,7 +207,7 @@ function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper):
  * sharing them between renders is safe; conversion is most of an incremental render otherwise.
  */
 function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): RuntimeLike {
-  const cache = memo.messages as Array<{ snap: unknown; value: RuntimeLike }>;
+  const cache = memo.messages as Array<{ snap: MessageSnapshot; value: RuntimeLike }>;
   const out: RuntimeLike[] = new Array(messages.length);
   const miss: number[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -221,16 +221,20 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
     attachArgumentTexts(converted, texts);
     miss.forEach((i, k) => {
       out[i] = (converted.value as RuntimeLike[])[k]!;
-      cache[i] = { snap: snapshotSource(messageReads(messages[i]!)), value: out[i]! };
+      cache[i] = { snap: messageSnapshot(messages[i]!), value: out[i]! };
     });
   }
   cache.length = messages.length;
+  markMappingList(out as never);
   return new (rt().Array)(out) as unknown as RuntimeLike;
 }
 
-/** Every slot holds an object (validateMessages ensures it; a template given anything else renders without the cache). */
+/**
+ * Every slot holds an object that is not an array, so it converts to a mapping (validateMessages
+ * ensures it; a template given anything else renders without the cache; see markMappingList).
+ */
 function allObjects(list: readonly unknown[]): boolean {
-  for (let i = 0; i < list.length; i++) if (list[i] === null || typeof list[i] !== 'object') return false;
+  for (let i = 0; i < list.length; i++) if (list[i] === null || typeof list[i] !== 'object' || Array.isArray(list[i])) return false;
   return true;
 }
 
@@ -250,11 +254,84 @@ function messageReads(m: ChatMessage): unknown[] {
   ];
 }
 
-/** sameSource(messageReads(m), snap), allocating nothing (it runs per message per render). */
-function sameMessage(m: ChatMessage, snap: unknown): boolean {
-  const s = snap as unknown[];
+/** What sameMessage compares a caller's message with. */
+interface MessageSnapshot {
+  /** snapshotSource(m): its own enumerable entries, deep (what a spread or a conversion reads). */
+  own: unknown;
+  /**
+   * snapshotSource(messageReads(m)), or undefined when `own` already covers every read but the
+   * absent fields (see coveredReads): the usual message, whose check is then one walk.
+   */
+  reads: unknown[] | undefined;
+  /** ABSENT_* bits: fields that read as undefined, and must still. */
+  absent: number;
+}
+
+const ABSENT_CONTENT = 1;
+const ABSENT_REASONING = 2;
+const ABSENT_CALLS = 4;
+
+function messageSnapshot(m: ChatMessage): MessageSnapshot {
+  const absent = coveredReads(m);
+  return { own: snapshotSource(m), reads: absent === undefined ? (snapshotSource(messageReads(m)) as unknown[]) : undefined, absent: absent ?? 0 };
+}
+
+function plainObject(o: unknown): o is Record<string, unknown> {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return false;
+  const p = Object.getPrototypeOf(o) as unknown;
+  return p === Object.prototype || p === null;
+}
+
+/** An own, enumerable data property: a walk over the own enumerable entries reads it, and reads what property access reads. */
+function ownData(o: object, k: string): boolean {
+  const d = Object.getOwnPropertyDescriptor(o, k);
+  return d !== undefined && d.enumerable === true && 'value' in d;
+}
+
+/**
+ * The ABSENT_* bits of m when the walk over its own enumerable entries (MessageSnapshot.own)
+ * sees everything messageReads reads: m is a plain object whose content, reasoning_content and
+ * tool_calls are own enumerable data properties or absent (not own, not inherited), and every
+ * tool call and its function are plain objects whose function, name and arguments are own
+ * enumerable data properties. A later change to such a property shows in the walk (a new value,
+ * or a key that stopped being own and enumerable); an absent field that starts to read as
+ * something (defined as not enumerable, or inherited) is what the bits check. Else undefined.
+ */
+function coveredReads(m: ChatMessage): number | undefined {
+  if (!plainObject(m)) return undefined;
+  let absent = 0;
+  const fields: Array<[string, number]> = [['content', ABSENT_CONTENT], ['reasoning_content', ABSENT_REASONING], ['tool_calls', ABSENT_CALLS]];
+  for (const [f, bit] of fields) {
+    if (ownData(m, f)) continue;
+    if (f in m) return undefined;
+    absent |= bit;
+  }
+  const calls = m.tool_calls as unknown;
+  if (calls === undefined || calls === null) return absent;
+  if (!Array.isArray(calls) || Object.getPrototypeOf(calls) !== Array.prototype) return undefined;
+  for (let j = 0; j < calls.length; j++) {
+    const tc = calls[j] as unknown;
+    if (!plainObject(tc) || !ownData(tc, 'function')) return undefined;
+    const fn = tc.function;
+    if (!plainObject(fn) || !ownData(fn, 'name') || !ownData(fn, 'arguments')) return undefined;
+  }
+  return absent;
+}
+
+/** m converts to the same runtime value as the message `snap` was taken of, allocating nothing (it runs per message per render). */
+function sameMessage(m: ChatMessage, snap: MessageSnapshot): boolean {
+  if (!sameSource(m, snap.own)) return false;
+  const s = snap.reads;
+  if (s === undefined) {
+    const a = snap.absent;
+    return !(
+      ((a & ABSENT_CONTENT) !== 0 && m.content !== undefined) ||
+      ((a & ABSENT_REASONING) !== 0 && m.reasoning_content !== undefined) ||
+      ((a & ABSENT_CALLS) !== 0 && m.tool_calls !== undefined)
+    );
+  }
   const calls = m.tool_calls;
-  if (!sameSource(m, s[0]) || !sameSource(m.content, s[1]) || !sameSource(m.reasoning_content, s[2]) || !sameSource(calls, s[3])) return false;
+  if (!sameSource(m.content, s[1]) || !sameSource(m.reasoning_content, s[2]) || !sameSource(calls, s[3])) return false;
   if (!Array.isArray(calls)) return s[4] === undefined;
   const details = s[4];
   if (!Array.isArray(details) || details.length !== calls.length) return false;
