@@ -292,6 +292,33 @@ describe('review counterexamples: incremental render equals a full render', () =
     expect(() => tok.createSession().encodeChat(sparse)).toThrow(expect.objectContaining({ code: 'E_MESSAGES_INVALID' }));
   });
 
+  it('a cached message made invalid in place is rejected by sessions as by encodeChat (validation skips only what the cache vouches for)', async () => {
+    const tok = await loadTokenizer('deepseek-v3');
+    const edits: Array<[string, (m: Record<string, unknown>) => void]> = [
+      ['role set to a number', (m) => (m.role = 5)],
+      ['tool_call_id defined as not enumerable', (m) => Object.defineProperty(m, 'tool_call_id', { value: 5, enumerable: false })],
+      ['content made an array of bad parts', (m) => (m.content = [{ text: 1 }])],
+    ];
+    for (const [name, edit] of edits) {
+      const tool = { role: 'tool', content: 'out' } as ChatMessage;
+      const messages = [u('x'), { role: 'assistant', content: '', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: '{}' } }] } as ChatMessage, tool];
+      const s = tok.createSession();
+      s.encodeChat(messages);
+      s.encodeChat([...messages, u('y')]);
+      edit(tool as unknown as Record<string, unknown>);
+      const want = (() => {
+        try {
+          tok.encodeChat(messages);
+        } catch (e) {
+          return (e as { code?: string }).code;
+        }
+        return 'no error';
+      })();
+      expect(want, name).toBe('E_MESSAGES_INVALID');
+      expect(() => s.encodeChat(messages), name).toThrow(expect.objectContaining({ code: want }));
+    }
+  });
+
   it('a text call between a render and its encode drops the render\'s prefix bound', async () => {
     const tok = await loadTokenizer('deepseek-v3');
     const long = (seed: number) => Array.from({ length: 800 }, (_, i) => `word${(i * seed) % 97}${i % 13 === 0 ? '\n\n' : ' '}`).join('');

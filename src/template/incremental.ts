@@ -220,6 +220,8 @@ interface LoopRecord {
   /** The loop's whole output, and its output before the last iteration's (ropes). */
   text: string;
   textBeforeLast: string;
+  /** Index in the render's pieces of the loop's first piece. */
+  pieceStart: number;
   /** Namespace keys read, written or compared, by iteration (ascending), keyed by eventKey. */
   events: Map<string, KeyEvents>;
   /** Iterations that read a namespace whole. */
@@ -292,6 +294,11 @@ export class RenderMemo {
   pieces: string[] | undefined;
   /** Per message index: a snapshot of the caller's message and its runtime value (render.ts). */
   messages: unknown[] = [];
+  /**
+   * messageHits(list) computed before the render that follows (render.ts), so that the
+   * messages' check runs once per render; consumed by that render.
+   */
+  hits: { list: readonly unknown[]; hits: Uint8Array } | undefined;
   /** Iterations reused / evaluated by the last render (for tests and stats). */
   reused = 0;
   evaluated = 0;
@@ -300,6 +307,7 @@ export class RenderMemo {
     this.loops = new Map();
     this.pieces = undefined;
     this.messages = [];
+    this.hits = undefined;
   }
 }
 
@@ -556,7 +564,7 @@ export function incrementalRenderingSupported(): boolean {
   return supported;
 }
 
-type MemoInterpreter = { run(program: unknown): RV; pieces: string[] };
+type MemoInterpreter = { run(program: unknown): RV; pieces: string[]; shared: { pieces: number; length: number } };
 let memoInterpreterClass: (new (env: unknown, memo: RenderMemo) => MemoInterpreter) | undefined;
 
 function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
@@ -577,6 +585,13 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
 
   class Memo extends Base {
     pieces: string[] = [];
+    /**
+     * pieces[0, shared.pieces) are the previous render's first pieces (the same strings), of total
+     * length shared.length; `sharing` while that still holds for every piece pushed so far. Lets
+     * certifiedCommonPrefix start after a loop's reused prefix instead of walking its pieces.
+     */
+    shared = { pieces: 0, length: 0 };
+    private sharing = true;
     private readonly next = new Map<AstNode, LoopRecord>();
     private readonly equal = new Equality();
     /** While an iteration of a reusable loop is evaluated: its namespaces and predicates. */
@@ -655,7 +670,15 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         const v = this.evaluate(st, env);
         if (v.type === 'NullValue' || v.type === 'UndefinedValue') continue;
         const s = v.toString();
-        if (s.length > 0) this.pieces.push(s);
+        if (s.length > 0) {
+          this.pieces.push(s);
+          if (this.sharing && this.memo.pieces?.[this.pieces.length - 1] === s) {
+            this.shared.pieces++;
+            this.shared.length += s.length;
+          } else {
+            this.sharing = false;
+          }
+        }
         out += s;
       }
       this.memo.loops = this.next;
@@ -694,7 +717,12 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       this.equal.positions(items, prev?.items);
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
       const loopNsStart = nsMaps.map((m) => new Map(m.raw()));
-      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], outputs: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', events: new Map(), readsAll: [] };
+      const pieceStart = this.pieces.length;
+      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], outputs: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', pieceStart, events: new Map(), readsAll: [] };
+      // Pieces before the loop that the previous render also had, at the same places, and the loop
+      // starting where it did then: its reused prefix's pieces are then the previous ones too.
+      const sharedBefore = this.sharing && this.shared.pieces === pieceStart && prev?.pieceStart === pieceStart;
+      this.sharing = false;
       this.next.set(node, record);
 
       const scope = new Environment(env as never) as unknown as Env;
@@ -797,19 +825,26 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
        */
       let scopeNow: Array<[string, RV]> | undefined;
       let start = 0;
+      /** The previous render's records of iterations start.. (those after a reused prefix: a copy, as adoptPrefix cuts prev's array). */
+      let oldIters: Array<IterRecord | undefined> | undefined = reuse && prev !== undefined ? prev.iters : undefined;
       if (reuse && prev !== undefined) {
         const k = this.reusablePrefix(prev, items, nsMaps);
         if (k > 0) {
           // Iterations [0, k) give what they gave before (reusablePrefix): take their outputs and
           // records as they are, and leave the state the last of them left.
-          this.adoptPrefix(record, prev, k);
           const last = prev.iters[k - 1]!;
+          oldIters = prev.iters.slice(k); // usually an item or two: a turn was appended
+          this.adoptPrefix(record, prev, k);
           for (let v = 0; v < last.varsOut.length; v++) scope.setVariable(last.varsOut[v]![0], last.varsOut[v]![1]);
           record.events.forEach((ev) => {
             if (ev.writes.length > 0) nsMaps[ev.map]!.poke(ev.key, ev.values[ev.values.length - 1]!);
           });
           scopeNow = last.varsOut;
           for (let p = 0; p < record.cumPieces[k]!; p++) this.pieces.push(record.pieceList[p]!);
+          if (sharedBefore) {
+            this.shared.pieces += record.cumPieces[k]!;
+            this.shared.length += record.cumLen[k]!;
+          }
           // The previous render's loop output, or the part of it before its last iteration, when
           // that is the prefix (a turn appended); else the outputs joined again (a rope, as below).
           if (k === prev.items.length) {
@@ -822,7 +857,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
             let t = '';
             for (let p = 0; p < k; p++) {
               if (p === k - 1) record.textBeforeLast = t;
-              t += prev.outputs[p]!;
+              t += record.outputs[p]!;
             }
             out = t;
           }
@@ -834,7 +869,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       for (let i = start; i < n; i++) {
         lastReused = false;
         if (i === n - 1) record.textBeforeLast = out;
-        const old = reuse && prev !== undefined ? prev.iters[i] : undefined;
+        const old = oldIters?.[i - start];
         if (old && (old.varsIn === scopeNow || scopeIs(old.varsIn)) && this.sameInputs(old, items, i, nsMaps)) {
           // Indexed loops: this runs per reused iteration, also before the JIT optimizes it.
           const varsOut = old.varsOut;
@@ -1019,23 +1054,31 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       return k;
     }
 
-    /** Iterations [0, k) of prev's indexes, taken over into record (prev is not used after this render). */
+    /**
+     * Iterations [0, k) of prev's indexes, taken over into record: prev's arrays themselves, cut
+     * at k (no copies: prev is not read after this render, and a render that throws resets the memo).
+     */
     private adoptPrefix(record: LoopRecord, prev: LoopRecord, k: number): void {
-      record.iters = prev.iters.slice(0, k);
-      record.dep = prev.dep.slice(0, k);
-      record.outputs = prev.outputs.slice(0, k);
-      record.cumLen = prev.cumLen.slice(0, k + 1);
-      record.cumPieces = prev.cumPieces.slice(0, k + 1);
-      record.pieceList = prev.pieceList.slice(0, record.cumPieces[k]);
-      record.readsAll = prev.readsAll.slice();
+      record.iters = prev.iters;
+      record.iters.length = k;
+      record.dep = prev.dep;
+      record.dep.length = k;
+      record.outputs = prev.outputs;
+      record.outputs.length = k;
+      record.cumLen = prev.cumLen;
+      record.cumLen.length = k + 1;
+      record.cumPieces = prev.cumPieces;
+      record.cumPieces.length = k + 1;
+      record.pieceList = prev.pieceList;
+      record.pieceList.length = record.cumPieces[k]!;
+      record.readsAll = prev.readsAll;
       truncateAt(k, record.readsAll);
-      record.events = new Map();
-      prev.events.forEach((ev, key) => {
-        const copy: KeyEvents = { map: ev.map, key: ev.key, reads: ev.reads.slice(), writes: ev.writes.slice(), values: ev.values.slice(), preds: ev.preds.slice(), predRecs: ev.predRecs.slice() };
-        truncateAt(k, copy.reads);
-        truncateAt(k, copy.writes, copy.values);
-        truncateAt(k, copy.preds, copy.predRecs);
-        if (copy.reads.length + copy.writes.length + copy.preds.length > 0) record.events.set(key, copy);
+      record.events = prev.events;
+      record.events.forEach((ev, key) => {
+        truncateAt(k, ev.reads);
+        truncateAt(k, ev.writes, ev.values);
+        truncateAt(k, ev.preds, ev.predRecs);
+        if (ev.reads.length + ev.writes.length + ev.preds.length === 0) record.events.delete(key);
       });
     }
 
@@ -1103,9 +1146,10 @@ export function createMemoInterpreter(env: unknown, memo: RenderMemo): MemoInter
  * equal pieces (usually the same string objects: O(1)) then the common prefix of the first
  * pair that differs. A lower bound of the exact common prefix, which is all a session needs.
  */
-export function certifiedCommonPrefix(oldPieces: readonly string[], pieces: readonly string[]): number {
-  let common = 0;
-  let i = 0;
+export function certifiedCommonPrefix(oldPieces: readonly string[], pieces: readonly string[], shared = { pieces: 0, length: 0 }): number {
+  // The caller's word that the first shared.pieces pieces are the old ones (see Memo.shared).
+  let common = shared.length;
+  let i = shared.pieces;
   const n = Math.min(oldPieces.length, pieces.length);
   while (i < n && oldPieces[i] === pieces[i]) common += pieces[i++]!.length;
   let partial = 0;

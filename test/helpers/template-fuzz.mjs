@@ -86,7 +86,8 @@ const BODY = [
 ];
 /**
  * Blocks only in templates made with `extra` (added later: the original list keeps its seeds):
- * reads of later messages by position, and a namespace read whole.
+ * reads of later messages by position, and a namespace read whole; such templates may also
+ * print something before the loops only with add_generation_prompt or while the list is short.
  */
 const EXTRA = [
   `{% if messages[loop.index0 + 2] is defined %}+{{ messages[loop.index0 + 2].role }}{% endif %}`,
@@ -102,6 +103,8 @@ export function makeTemplate(r, extra = false) {
   let s = PRELUDE[0];
   for (let i = 1; i < PRELUDE.length; i++) if (r() < 0.4) s += PRELUDE[i];
   if (r() < 0.4) s += PREPASS;
+  // Output before the loops that comes and goes (the loop's first piece moves).
+  if (extra && r() < 0.5) s += r() < 0.5 ? `{% if add_generation_prompt %}[agp]{% endif %}` : `{% if messages|length < 4 %}[short]{% endif %}`;
   const loops = r() < 0.25 ? 2 : 1;
   for (let l = 0; l < loops; l++) {
     const n = 2 + Math.floor(r() * 7);
@@ -168,6 +171,7 @@ export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode 
   const memo = new RenderMemo();
   const hist = [];
   let reused = 0;
+  let prevText;
   for (const { messages, agp, desc } of script(r, steps, start)) {
     const sp = { bos_token: '<s>', eos_token: '</s>' };
     const ctx = mode === 'cache' ? { messages, addGenerationPrompt: agp, specialTokens: sp } : { messages: [], kwargs: { messages }, addGenerationPrompt: agp, specialTokens: sp };
@@ -189,6 +193,11 @@ export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode 
     }
     reused += memo.reused;
     if (got.text !== want || (got.pieces && got.pieces.join('') !== want)) return { seed, source, hist, want, got: got.text };
+    // The prefix the render certifies it shares with the previous render's text must be shared.
+    if (got.common >= 0 && (prevText === undefined || got.common > Math.min(prevText.length, want.length) || prevText.slice(0, got.common) !== want.slice(0, got.common))) {
+      return { seed, source, hist, want, got: `common ${got.common} against ${JSON.stringify(prevText)}` };
+    }
+    prevText = want;
   }
   return { ok: true, reused };
 }
