@@ -4,7 +4,9 @@
 // bench/incremental times call 2 of fresh sessions and a session settled after many calls; this
 // fills in the calls between, for the README's explanation of the gap. The control is a full
 // encode of the same prompt (ratio = full / chat delta). After untimed warm-up calls, as there.
+// For scale, the same idle protocol is applied to calls that are not ours (calibrate).
 import v8 from 'node:v8';
+import { createHash } from 'node:crypto';
 import { loadTokenizer } from '../dist/index.js';
 import { agentConversation, bigText, prefixWithTokens, rng } from '../test/helpers/conversation.mjs';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
@@ -78,6 +80,37 @@ async function measure(name, source) {
   return { rows, renderKb: median(grown) / 1024 };
 }
 
+/**
+ * What idle time costs any small call on this machine, for scale: the same protocol (idle, then
+ * one call) for a SHA-256 of 1 KB (node:crypto, nothing of ours) and a plain encode of a 1 KB
+ * turn, each after the same number of untimed warm calls; medians of 15.
+ */
+async function calibrate() {
+  const tok = await loadTokenizer('deepseek-v3');
+  const text = bigText(rng(5), 1000);
+  const ops = { 'SHA-256 of 1 KB (node:crypto)': () => createHash('sha256').update(text).digest(), 'plain encode of a 1 KB turn': () => tok.encode(text, { addSpecialTokens: false }) };
+  const rows = [];
+  for (const [op, fn] of Object.entries(ops)) {
+    for (let i = 0; i < 300; i++) fn();
+    const row = { op };
+    for (const idle of [0, IDLE_MS]) {
+      const xs = [];
+      for (let i = 0; i < 15; i++) {
+        await new Promise((resolve) => setTimeout(resolve, idle));
+        xs.push(us(fn)[0]);
+      }
+      row[idle] = median(xs);
+    }
+    const warm = [];
+    for (let i = 0; i < 200; i++) warm.push(us(fn)[0]);
+    row.warm = median(warm);
+    rows.push(row);
+    process.stderr.write(`${op}: back to back ${f(row.warm, 1)} µs, after a timer ${f(row[0], 1)} µs, after ${IDLE_MS} ms idle ${f(row[IDLE_MS], 1)} µs\n`);
+  }
+  return rows;
+}
+
+const scale = await calibrate();
 const results = [await measure('deepseek-v3', 'deepseek-v3'), await measure('glm-format', buildGlmTokenizerDir())];
 removeGlmTokenizerDir();
 const md = table(
@@ -86,6 +119,7 @@ const md = table(
 );
 console.log(
   `## Session encode work over the first calls after the history (200k tokens, median of ${SESSIONS} sessions; × = full encode ÷ chat delta)\n\n${md}\n\n` +
+    `### What idle costs any small call here (same protocol, median of 15)\n\n${table(['call', 'back to back µs', 'after a 0 ms timer µs', `after ${IDLE_MS} ms idle µs`], scale.map((r) => [r.op, f(r.warm, 1), f(r[0], 1), f(r[IDLE_MS], 1)]))}\n\n` +
     `Heap growth across one steady incremental render: ${results.map((x, i) => `${i ? 'GLM format' : 'DeepSeek-V3'} ${f(x.renderKb, 0)} KB`).join(', ')}.\n\nMachine: ${machine().cpu}, Node ${process.version}`,
 );
-writeJson(jsonOutPath(), { machine: machine(), results });
+writeJson(jsonOutPath(), { machine: machine(), results, scale });
