@@ -3,7 +3,7 @@ import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './l
 import { sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend } from './backend/select.js';
 import type { Backend, BackendChoice, BackendKind } from './backend/types.js';
-import { compileTemplate, HIT_VALID, messageHits, type ChatTemplate, type RenderContext } from './template/render.js';
+import { compileTemplate, type ChatTemplate, type RenderContext } from './template/render.js';
 import { RenderMemo, tailOfPieces } from './template/incremental.js';
 import { validateMessages, validateTools, type ChatMessage, type ToolDefinition } from './template/messages.js';
 import { AddedTokenScanner, matchesAgree } from './split.js';
@@ -290,23 +290,13 @@ export class PromptTokenizer {
 
   /** @internal sessions: renderChat reusing `memo` (see src/template/incremental.ts). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
-    // Messages the memo's cache vouches for were validated when they were cached (HIT_VALID).
-    let hits: Uint8Array | undefined;
-    if (Array.isArray(messages)) {
-      hits = messageHits(messages, memo);
-      memo.hits = { list: messages, hits };
-    }
-    try {
-      const { template, ctx } = this.renderInputs(messages, opts, hits);
-      return template.renderIncremental(ctx, memo);
-    } finally {
-      memo.hits = undefined; // never left for a later render: the list may change in place
-    }
+    const { template, ctx } = this.renderInputs(messages, opts);
+    return template.renderIncremental(ctx, memo);
   }
 
-  private renderInputs(messages: ChatMessage[], opts: ChatOptions, known?: Uint8Array): { template: ChatTemplate; ctx: RenderContext } {
+  private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext } {
     checkOptions(opts, 'options');
-    const checked = validateMessages(messages, known, HIT_VALID);
+    const checked = validateMessages(messages);
     const tools = validateTools(opts.tools);
     if (opts.kwargs !== undefined) checkOptions(opts.kwargs, 'options.kwargs');
     const source = this.templateSource(opts.chatTemplate, tools);

@@ -10,7 +10,7 @@ import { runCase } from './helpers/template-fuzz.mjs';
 
 const lib = { compileTemplate, RenderMemo };
 
-function check(seeds: Iterable<number>, mode: 'cache' | 'kwargs', start: number, extra = false): number {
+function check(seeds: Iterable<number>, mode: 'cache' | 'kwargs', start: number, extra: boolean | 'namespace' = false): number {
   let reused = 0;
   for (const seed of seeds) {
     const r = runCase(lib, seed, 25, mode, start, extra) as { ok?: boolean; reused?: number };
@@ -39,4 +39,10 @@ it('longer conversations passed as kwargs.messages (no message cache: positions 
 it('templates that read later messages by position or a namespace whole (400 cases)', () => {
   // What a loop's shared prefix is reused under (reusablePrefix): these reads must end it.
   expect(check(range(0, 400), 'cache', 3, true)).toBeGreaterThan(2_000);
+});
+
+it('namespace key orders: keys created mid-loop, read before written, created before the loop in varying order, printed whole (600 cases)', () => {
+  // The family that found two key-order bugs of the reused prefix (keys restored in first-event
+  // order; the same values in another order at the loop's start taken as unchanged).
+  expect(check(range(0, 600), 'cache', 3, 'namespace')).toBeGreaterThan(10_000);
 });

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { loadTokenizer, type ChatMessage } from '../src/index.js';
+import { loadTokenizer, type ChatMessage, type ChatOptions } from '../src/index.js';
 import { compileTemplate, type RenderContext } from '../src/template/render.js';
 import { incrementalRenderingSupported, RenderMemo } from '../src/template/incremental.js';
 import { commonPrefixLength } from '../src/offsets.js';
@@ -272,6 +272,9 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['an inherited field, then an own one', `{% for m in messages %}[{{ m.extra }}]{% endfor %}`, [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })]],
     ['tool_calls defined later, not enumerable', `{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %}{% endif %};{% endfor %}`, [{ messages: [later] }, () => (Object.defineProperty(later, 'tool_calls', { value: hiddenCalls, enumerable: false }), { messages: [later] })]],
     ['a plain tool call edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{{ tc.function.arguments|tojson }}{% endfor %};{% endfor %}`, [{ messages: [plainCalls] }, () => ((plainCalls.tool_calls![0]!.function.name = 'g'), { messages: [plainCalls] }), () => (((plainCalls.tool_calls![0]!.function.arguments as Record<string, number>).a = 2), { messages: [plainCalls] })]],
+    // Fifth review (the loop's reused prefix): a namespace's key order is state.
+    ['keys a reused prefix creates keep the order of their first writes', `{%- set ns = namespace() -%}{%- for m in messages -%}{%- if loop.index0 == 0 %}{{ ns.b }}{% set ns.a = 1 %}{% endif -%}{%- if loop.index0 == 1 %}{% set ns.b = 2 %}{% endif -%}{{ m.content }};{%- endfor -%}{{ ns }}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
+    ['the same namespace values in another key order at the loop start', `{%- set ns = namespace() -%}{%- if messages|length > 2 %}{% set ns.b = 1 %}{% set ns.a = 1 %}{% else %}{% set ns.a = 1 %}{% set ns.b = 1 %}{% endif -%}{%- for m in messages -%}{{ ns|tojson }}{{ m.content }};{%- endfor -%}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
     ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
   ];
   it.each(cases)('%s', (_name, source, steps) => {
@@ -317,6 +320,58 @@ describe('review counterexamples: incremental render equals a full render', () =
       expect(want, name).toBe('E_MESSAGES_INVALID');
       expect(() => s.encodeChat(messages), name).toThrow(expect.objectContaining({ code: want }));
     }
+  });
+
+  it('caller code that runs while a call validates or reads options is seen by sessions as by encodeChat (the cache is checked inside the render)', async () => {
+    const tok = await loadTokenizer('qwen3');
+    const outcome = (f: () => Uint32Array): string => {
+      try {
+        return Array.from(f()).join(',');
+      } catch (e) {
+        return `${(e as { code?: string }).code}: ${(e as Error).message}`;
+      }
+    };
+    // An options getter that edits a cached message in place.
+    for (const key of ['addGenerationPrompt', 'kwargs'] as const) {
+      const messages = [u('first'), a('reply')];
+      const s = tok.createSession();
+      s.encodeChat(messages);
+      const opts = (): ChatOptions => ({ get [key]() { messages[0]!.content = 'EDITED'; return key === 'kwargs' ? undefined : true; } }) as unknown as ChatOptions;
+      const got = outcome(() => s.encodeChat(messages, opts()));
+      messages[0]!.content = 'first';
+      expect(got, key).toBe(outcome(() => tok.encodeChat(messages, opts())));
+    }
+    // A getter that only validation reads, making another cached message invalid.
+    const make = () => {
+      const m1 = a('reply');
+      let armed = false;
+      class ToolMessage {
+        role = 'tool';
+        content = 'out';
+        get tool_call_id(): string {
+          if (armed) m1.role = 'bogus' as ChatMessage['role'];
+          return 'c1';
+        }
+      }
+      return { messages: [new ToolMessage() as unknown as ChatMessage, m1], arm: () => (armed = true) };
+    };
+    const x = make();
+    const s = tok.createSession();
+    s.encodeChat(x.messages);
+    x.arm();
+    const y = make();
+    y.arm();
+    const want = outcome(() => tok.encodeChat(y.messages));
+    expect(want).toMatch(/^E_MESSAGES_INVALID/);
+    expect(outcome(() => s.encodeChat(x.messages))).toBe(want);
+    // A cached message's field turned into a getter that throws: the render's error, with its code.
+    const m = { role: 'user', content: 'hi', extra: 1 } as ChatMessage & { extra: unknown };
+    const t = tok.createSession();
+    t.encodeChat([m]);
+    Object.defineProperty(m, 'extra', { get: () => { throw new Error('boom'); }, enumerable: true, configurable: true });
+    const thrown = outcome(() => tok.encodeChat([m]));
+    expect(thrown).toMatch(/^E_TEMPLATE/);
+    expect(outcome(() => t.encodeChat([m]))).toBe(thrown);
   });
 
   it('a text call between a render and its encode drops the render\'s prefix bound', async () => {

@@ -237,10 +237,15 @@ interface KeyEvents {
   /** Iterations that wrote it, and the value each left. */
   writes: number[];
   values: RV[];
+  /** When it was first written, as iteration * WRITE_SLOTS + its place among that iteration's writes (key order, see adoptPrefix's caller). */
+  firstWrite: number;
   /** Iterations that compared it (NamespacePredicate), with the comparison. */
   preds: number[];
   predRecs: NamespacePredicate[];
 }
+
+/** More than any iteration writes (KeyEvents.firstWrite). */
+const WRITE_SLOTS = 1_000_000;
 
 function eventKey(map: number, key: string): string {
   return `${map}\u0000${key}`;
@@ -249,7 +254,7 @@ function eventKey(map: number, key: string): string {
 function keyEvents(events: Map<string, KeyEvents>, map: number, key: string): KeyEvents {
   const k = eventKey(map, key);
   let e = events.get(k);
-  if (e === undefined) events.set(k, (e = { map, key, reads: [], writes: [], values: [], preds: [], predRecs: [] }));
+  if (e === undefined) events.set(k, (e = { map, key, reads: [], writes: [], values: [], firstWrite: 0, preds: [], predRecs: [] }));
   return e;
 }
 
@@ -294,11 +299,6 @@ export class RenderMemo {
   pieces: string[] | undefined;
   /** Per message index: a snapshot of the caller's message and its runtime value (render.ts). */
   messages: unknown[] = [];
-  /**
-   * messageHits(list) computed before the render that follows (render.ts), so that the
-   * messages' check runs once per render; consumed by that render.
-   */
-  hits: { list: readonly unknown[]; hits: Uint8Array } | undefined;
   /** Iterations reused / evaluated by the last render (for tests and stats). */
   reused = 0;
   evaluated = 0;
@@ -307,7 +307,6 @@ export class RenderMemo {
     this.loops = new Map();
     this.pieces = undefined;
     this.messages = [];
-    this.hits = undefined;
   }
 }
 
@@ -800,10 +799,13 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           if (keys === 'all') record.readsAll.push(i);
           else for (let k = 0; k < keys.length; k++) keyEvents(record.events, map, keys[k]!).reads.push(i);
         }
+        let slot = 0; // the iteration's writes per map are in write order (RecordingMap.writes is a Set)
         for (let w = 0; w < rec.nsWrites.length; w++) {
           const [map, entries] = rec.nsWrites[w]!;
           for (let e = 0; e < entries.length; e++) {
             const ev = keyEvents(record.events, map, entries[e]![0]);
+            if (ev.writes.length === 0) ev.firstWrite = i * WRITE_SLOTS + slot;
+            slot++;
             ev.writes.push(i);
             ev.values.push(entries[e]![1]);
           }
@@ -836,9 +838,14 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           oldIters = prev.iters.slice(k); // usually an item or two: a turn was appended
           this.adoptPrefix(record, prev, k);
           for (let v = 0; v < last.varsOut.length; v++) scope.setVariable(last.varsOut[v]![0], last.varsOut[v]![1]);
+          // Keys in the order of their first write: one the prefix creates goes to the end of its
+          // namespace's map when first written, and `{{ ns }}` prints keys in that order.
+          const written: KeyEvents[] = [];
           record.events.forEach((ev) => {
-            if (ev.writes.length > 0) nsMaps[ev.map]!.poke(ev.key, ev.values[ev.values.length - 1]!);
+            if (ev.writes.length > 0) written.push(ev);
           });
+          written.sort((x, y) => x.firstWrite - y.firstWrite);
+          for (const ev of written) nsMaps[ev.map]!.poke(ev.key, ev.values[ev.values.length - 1]!);
           scopeNow = last.varsOut;
           for (let p = 0; p < record.cumPieces[k]!; p++) this.pieces.push(record.pieceList[p]!);
           if (sharedBefore) {
@@ -1015,7 +1022,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
      *   the previous value, by induction). Such a dirty key may not be read at i (reads), and
      *   its comparisons at i must give the recorded answers with its value now (at i itself a
      *   write may come first: then the value compared followed from equal inputs, and the
-     *   check is only stricter), nor may i read a namespace whole (readsAll).
+     *   check is only stricter), nor may i read a namespace whole (readsAll). The order of a
+     *   namespace's keys is state too (`{{ ns }}` prints them in it): keys in another order at
+     *   the loop's start also stop the prefix at the first whole read, and keys the prefix
+     *   creates are restored in the order of their first writes.
      * Cost: O(k) over two arrays of small numbers and the lists' slots, plus the dirty keys' events.
      */
     private reusablePrefix(prev: LoopRecord, items: RV[], nsMaps: RecordingMap[]): number {
@@ -1033,7 +1043,12 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         const now = nsMaps[m]!;
         const then = prev.nsStart[m]!;
         const keys = new Set<string>(then.keys());
-        for (const [key] of now.raw()) keys.add(key);
+        const nowKeys = now.raw();
+        // The same keys in another order print differently when the namespace is read whole.
+        let order = 0;
+        for (const key of then.keys()) if (order < nowKeys.length && nowKeys[order]![0] === key) order++;
+        if (order !== then.size || nowKeys.length !== then.size) dirty = true;
+        for (const [key] of nowKeys) keys.add(key);
         for (const key of keys) {
           if (eq.eq(now.peek(key), then.get(key))) continue;
           dirty = true;

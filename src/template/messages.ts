@@ -63,11 +63,9 @@ function checkContent(i: number, content: unknown, nullable: boolean): void {
  * Runs on every render of a session, over the whole conversation: paths are built only on failure
  * (a path string or two per message was ~11 % of an incremental render's allocation at 200 k tokens).
  */
-export function validateMessages(messages: unknown, known?: Uint8Array, valid?: number): ChatMessage[] {
+export function validateMessages(messages: unknown): ChatMessage[] {
   if (!Array.isArray(messages)) fail('messages', 'an array of messages', messages);
   for (let i = 0; i < messages.length; i++) {
-    // A message a session's cache vouches for is structurally one that passed (render.ts, messageHits).
-    if (known !== undefined && known[i] === valid) continue;
     const m = messages[i] as unknown;
     if (!isPlainObject(m)) fail(`messages[${i}]`, 'an object', m);
     if (typeof m.role !== 'string') fail(`messages[${i}].role`, 'string', m.role);

@@ -208,12 +208,11 @@ function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper):
  */
 function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): RuntimeLike {
   const cache = memo.messages as Array<{ snap: MessageSnapshot; value: RuntimeLike }>;
-  const hits = memo.hits?.list === messages ? memo.hits.hits : messageHits(messages, memo);
-  memo.hits = undefined;
   const out: RuntimeLike[] = new Array(messages.length);
   const miss: number[] = [];
   for (let i = 0; i < messages.length; i++) {
-    if (hits[i] !== MISS) out[i] = cache[i]!.value;
+    const c = cache[i];
+    if (c !== undefined && sameMessage(messages[i]!, c.snap)) out[i] = c.value;
     else miss.push(i);
   }
   if (miss.length > 0) {
@@ -255,27 +254,6 @@ function messageReads(m: ChatMessage): unknown[] {
   ];
 }
 
-const MISS = 0;
-/** The cached value serves, and validateMessages would pass the message (see coveredReads). */
-export const HIT_VALID = 1;
-const HIT = 2;
-
-/**
- * Per message of the list: whether memo's cached runtime value of message i serves (sameMessage),
- * and whether its check also vouches for its validity. Computed once per render: a session calls
- * it before validating (validateMessages skips HIT_VALID messages), the render uses it.
- */
-export function messageHits(messages: readonly unknown[], memo: RenderMemo): Uint8Array {
-  const cache = memo.messages as Array<{ snap: MessageSnapshot; value: RuntimeLike } | undefined>;
-  const hits = new Uint8Array(messages.length);
-  for (let i = 0; i < messages.length && i < cache.length; i++) {
-    const c = cache[i];
-    const m = messages[i];
-    if (c !== undefined && m !== null && typeof m === 'object' && sameMessage(m as ChatMessage, c.snap)) hits[i] = c.snap.reads === undefined ? HIT_VALID : HIT;
-  }
-  return hits;
-}
-
 /** What sameMessage compares a caller's message with. */
 interface MessageSnapshot {
   /** snapshotSource(m): its own enumerable entries, deep (what a spread or a conversion reads). */
@@ -292,14 +270,10 @@ interface MessageSnapshot {
 const ABSENT_CONTENT = 1;
 const ABSENT_REASONING = 2;
 const ABSENT_CALLS = 4;
-const ABSENT_ROLE = 8;
-const ABSENT_CALL_ID = 16;
 const FIELDS: ReadonlyArray<readonly [string, number]> = [
   ['content', ABSENT_CONTENT],
   ['reasoning_content', ABSENT_REASONING],
   ['tool_calls', ABSENT_CALLS],
-  ['role', ABSENT_ROLE],
-  ['tool_call_id', ABSENT_CALL_ID],
 ];
 
 function messageSnapshot(m: ChatMessage): MessageSnapshot {
@@ -321,13 +295,12 @@ function ownData(o: object, k: string): boolean {
 
 /**
  * The ABSENT_* bits of m when the walk over its own enumerable entries (MessageSnapshot.own)
- * sees everything messageReads and validateMessages read: m is a plain object whose content
- * (a string, or none), reasoning_content, tool_calls, role and tool_call_id are own enumerable
- * data properties or absent (not own, not inherited), and every tool call and its function are
- * plain objects whose function, name and arguments are own enumerable data properties. A later
- * change to such a property shows in the walk (a new value, or a key that stopped being own and
- * enumerable); an absent field that starts to read as something (defined as not enumerable, or
- * inherited) is what the bits check. Else undefined.
+ * sees everything messageReads reads: m is a plain object whose content, reasoning_content and
+ * tool_calls are own enumerable data properties or absent (not own, not inherited), and every
+ * tool call and its function are plain objects whose function, name and arguments are own
+ * enumerable data properties. A later change to such a property shows in the walk (a new value,
+ * or a key that stopped being own and enumerable); an absent field that starts to read as
+ * something (defined as not enumerable, or inherited) is what the bits check. Else undefined.
  */
 function coveredReads(m: ChatMessage): number | undefined {
   if (!plainObject(m)) return undefined;
@@ -337,7 +310,6 @@ function coveredReads(m: ChatMessage): number | undefined {
     if (f in m) return undefined;
     absent |= bit;
   }
-  if (typeof m.content === 'object' && m.content !== null) return undefined; // parts: validateMessages reads them too
   const calls = m.tool_calls as unknown;
   if (calls === undefined || calls === null) return absent;
   if (!Array.isArray(calls) || Object.getPrototypeOf(calls) !== Array.prototype) return undefined;
@@ -359,9 +331,7 @@ function sameMessage(m: ChatMessage, snap: MessageSnapshot): boolean {
     return !(
       ((a & ABSENT_CONTENT) !== 0 && m.content !== undefined) ||
       ((a & ABSENT_REASONING) !== 0 && m.reasoning_content !== undefined) ||
-      ((a & ABSENT_CALLS) !== 0 && m.tool_calls !== undefined) ||
-      ((a & ABSENT_ROLE) !== 0 && m.role !== undefined) ||
-      ((a & ABSENT_CALL_ID) !== 0 && m.tool_call_id !== undefined)
+      ((a & ABSENT_CALLS) !== 0 && m.tool_calls !== undefined)
     );
   }
   const calls = m.tool_calls;

@@ -96,6 +96,72 @@ const EXTRA = [
 ];
 const POST = [`|{{ ns.c }}|{{ ns.last }}|{{ ns.lu }}|{{ ns.later }}|{{ ns.s }}`, `{% if add_generation_prompt %}<gen>{% endif %}`];
 
+/**
+ * The namespace family (written by a review of the loop's reused prefix, which it found two
+ * key-order bugs with): keys created mid-loop, read or compared before their first write,
+ * created before the loop in an order that depends on the list, printed whole, a second namespace.
+ */
+const NS_PRELUDES = [
+  `{% set ns = namespace(c=0, last='none', lu=-1) %}`,
+  `{% set ns = namespace() %}`,
+  `{% set ns = namespace(c=0) %}{% set ns2 = namespace() %}`,
+];
+const NS_PRE = [
+  `{% for m in messages %}{% if m.role == 'user' %}{% set ns.lu = loop.index0 %}{% endif %}{% endfor %}`,
+  `{% for m in messages %}{% if m.role == 'tool' %}{% set ns.t = 1 %}{% endif %}{% if m.role == 'system' %}{% set ns.s = 1 %}{% endif %}{% endfor %}`,
+  `{% if messages|length > 2 %}{% set ns.p = 1 %}{% set ns.q = 1 %}{% else %}{% set ns.q = 1 %}{% set ns.p = 1 %}{% endif %}`,
+  `{% if messages|length % 2 == 0 %}{% set ns.e = 'even' %}{% endif %}`,
+  `{% for m in messages %}{% set ns.r = m.role %}{% endfor %}`,
+];
+const NS_BODY = [
+  `{{ m.role }}:{{ m.content }};`,
+  `{{ ns|tojson }}`,
+  `{{ ns }}`,
+  `{{ ns.v }}{% set ns.v = m.role %}`,
+  `{% if m.role == 'user' %}{% set ns.u = loop.index0 %}{% endif %}`,
+  `{% if ns.u is defined %}U{{ ns.u }}{% endif %}`,
+  `{% if ns.w == 'user' %}W{% endif %}{% if m.role == 'tool' %}{% set ns.w = m.role %}{% endif %}`,
+  `{% if loop.index0 == K %}{% set ns.k = loop.index0 %}{% endif %}`,
+  `{% if loop.index0 > ns.lu %}AFTER{% endif %}`,
+  `{% if ns.c == K %}CK{% endif %}`,
+  `{% set ns.c = ns.c + 1 %}`,
+  `{% if ns.r == m.role %}R{% endif %}`,
+  `{% if ns.t %}T{% endif %}`,
+  `{% if ns.e is defined %}E{% endif %}`,
+  `{% if m.role == 'system' %}{% set ns.sys = 1 %}{% endif %}`,
+  `{% if ns.p == ns.q %}PQ{% endif %}`,
+  `{% set x = m.role %}`,
+  `{{ x }}`,
+  `{% if loop.last %}L{% endif %}`,
+  `{% if loop.nextitem is defined %}>{{ loop.nextitem.role }}{% endif %}`,
+  `{% if messages[loop.index0 + 1] is defined %}+{% endif %}`,
+  ``,
+  `{% if m.role == 'assistant' %}{{ m.content }}{% endif %}`,
+  `{% if ns2 is defined %}{% set ns2.z = loop.index0 %}{{ ns2 }}{% endif %}`,
+  `{% if ns2 is defined and m.role == 'user' %}{% set ns2['y'] = 1 %}{% endif %}`,
+  `{% if ns.zz is not defined %}{% set ns.zz = m.content %}{% endif %}{{ ns.zz }}`,
+  `{% if ns.q is defined and ns.q == 1 %}{% set ns.q = 2 %}{% endif %}`,
+  `{% for k in ns %}{{ k }}{% endfor %}`,
+];
+const NS_POST = [`|{{ ns }}`, `|{{ ns|tojson }}`, `{% if add_generation_prompt %}<gen>{% endif %}`, `{% if ns2 is defined %}{{ ns2 }}{% endif %}`];
+
+export function makeNamespaceTemplate(r) {
+  const pick = (xs) => xs[Math.floor(r() * xs.length)];
+  let s = pick(NS_PRELUDES);
+  for (const p of NS_PRE) if (r() < 0.3) s += p;
+  if (r() < 0.3) s += `{% if messages|length < 4 %}[short]{% endif %}`;
+  const loops = r() < 0.3 ? 2 : 1;
+  for (let l = 0; l < loops; l++) {
+    const n = 1 + Math.floor(r() * 6);
+    let body = '';
+    for (let i = 0; i < n; i++) body += pick(NS_BODY).replace('K', String(Math.floor(r() * 4)));
+    s += `{% for m in messages %}${body}{% endfor %}`;
+    if (r() < 0.3) s += pick(NS_POST);
+  }
+  for (const p of NS_POST) if (r() < 0.3) s += p;
+  return s;
+}
+
 /** A random template: a namespace prelude, maybe a pre-pass, one or two loops of random body blocks, maybe an epilogue. */
 export function makeTemplate(r, extra = false) {
   const pick = (xs) => xs[Math.floor(r() * xs.length)];
@@ -166,8 +232,14 @@ export function* script(r, steps, start = 1) {
  */
 export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode = 'cache', start = 1, extra = false) {
   const r = rng(seed);
-  const source = makeTemplate(r, extra);
-  const template = compileTemplate(source);
+  const source = extra === 'namespace' ? makeNamespaceTemplate(r) : makeTemplate(r, extra);
+  let template;
+  try {
+    template = compileTemplate(source);
+  } catch (e) {
+    if (extra !== 'namespace') throw e;
+    return { ok: true, reused: 0 }; // `{% for k in ns %}` does not parse in some spots: nothing to compare
+  }
   const memo = new RenderMemo();
   const hist = [];
   let reused = 0;
