@@ -530,6 +530,13 @@ export class PromptSession {
   private readonly memo = new RenderMemo();
   /** The session's current text is the memo's last render (so the memo's prefix bound applies to it). */
   private chatLinked = false;
+  /**
+   * Moved by every render and every update of this session. Caller code that runs inside a render
+   * (a function passed in kwargs, a getter) may call this same session; a render that sees the
+   * epoch move while it ran gives no prefix bound (the session's text is no longer the one it
+   * was linked to).
+   */
+  private epoch = 0;
   /** The memo's latest render (the only one whose bound is against the session's text). */
   private lastRendered: RenderedChat | undefined;
 
@@ -596,10 +603,11 @@ export class PromptSession {
     const linked = this.chatLinked;
     this.chatLinked = false; // until the caller has stored this render's text
     this.lastRendered = undefined;
+    const epoch = ++this.epoch;
     const r = this.tok.renderChatIncremental(messages, opts, this.memo);
     const linkable = r.pieces !== undefined;
     let out: RenderedChat;
-    if (!linked || r.common < 0 || r.pieces === undefined) {
+    if (!linked || r.common < 0 || r.pieces === undefined || this.epoch !== epoch) {
       out = { text: r.text, hint: undefined, linkable };
     } else {
       const pieces = r.pieces;
@@ -615,6 +623,7 @@ export class PromptSession {
   }
 
   reset(): void {
+    this.epoch++;
     this.inner.reset();
     this.lastWrap = undefined;
     this.memo.reset();
@@ -623,6 +632,7 @@ export class PromptSession {
   }
 
   private wrapped(text: string, wrap: SequenceWrap): Uint32Array {
+    this.epoch++;
     this.chatLinked = false;
     this.lastRendered = undefined;
     this.inner.update(text);
@@ -631,6 +641,7 @@ export class PromptSession {
   }
 
   private delta(text: string, wrap: SequenceWrap, hint?: PrefixHint): SessionDelta {
+    this.epoch++;
     const sameWrap = this.lastWrap === wrap;
     if (hint === undefined) {
       // A text call: the session's text is no longer the one a pending render was compared with.

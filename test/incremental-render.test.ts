@@ -374,6 +374,35 @@ describe('review counterexamples: incremental render equals a full render', () =
     expect(outcome(() => t.encodeChat([m]))).toBe(thrown);
   });
 
+  it('caller code inside a render that calls the same session (a chat or a text call) leaves the outer call exact', async () => {
+    // Second review: the outer render's prefix bound was taken against pieces and a session text
+    // that the inner call had replaced.
+    const tok = await loadTokenizer('qwen3');
+    const chatTemplate = `{{ g }}{{ f() }}{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}`;
+    const msgs = [u('hello there'), a('hi '.repeat(50))];
+    const noop = () => 'x';
+    const inners: Array<[string, (s: ReturnType<typeof tok.createSession>) => void]> = [
+      ['chat', (s) => s.encodeChat(msgs, { chatTemplate, kwargs: { g: '<|im_end|>BBB', f: noop } })],
+      ['text', (s) => s.encode('<|im_end|>BBB and more text', { addSpecialTokens: false })],
+    ];
+    for (const [name, innerCall] of inners) {
+      const s = tok.createSession();
+      const first = { chatTemplate, kwargs: { g: '<|im_start|>AAA', f: noop } };
+      s.encodeChat(msgs, first);
+      let done = false;
+      const reentrant = () => {
+        if (!done) {
+          done = true;
+          innerCall(s);
+        }
+        return 'x';
+      };
+      const opts = { chatTemplate, kwargs: { g: '<|im_start|>AAA', f: reentrant } };
+      const got = s.encodeChat(msgs, opts);
+      expect(Array.from(got), name).toEqual(Array.from(tok.encodeChat(msgs, { chatTemplate, kwargs: { g: '<|im_start|>AAA', f: noop } })));
+    }
+  });
+
   it('a text call between a render and its encode drops the render\'s prefix bound', async () => {
     const tok = await loadTokenizer('deepseek-v3');
     const long = (seed: number) => Array.from({ length: 800 }, (_, i) => `word${(i * seed) % 97}${i % 13 === 0 ? '\n\n' : ' '}`).join('');

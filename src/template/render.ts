@@ -502,6 +502,7 @@ export class ChatTemplate {
     }
     let pieces: string[] = [];
     let shared = { pieces: 0, length: 0 };
+    const before = memo.pieces;
     let text: string;
     try {
       text = this.evaluate(
@@ -520,6 +521,9 @@ export class ChatTemplate {
     }
     const old = memo.pieces;
     memo.pieces = pieces;
+    // A render with the same memo inside this one (caller code in the template) moved the pieces
+    // this one compared its own with: no bound.
+    if (old !== before) return { text, pieces, common: -1 };
     return { text, pieces, common: old ? certifiedCommonPrefix(old, pieces, shared) : -1 };
   }
 
