@@ -275,6 +275,15 @@ describe('review counterexamples: incremental render equals a full render', () =
     // Fifth review (the loop's reused prefix): a namespace's key order is state.
     ['keys a reused prefix creates keep the order of their first writes', `{%- set ns = namespace() -%}{%- for m in messages -%}{%- if loop.index0 == 0 %}{{ ns.b }}{% set ns.a = 1 %}{% endif -%}{%- if loop.index0 == 1 %}{% set ns.b = 2 %}{% endif -%}{{ m.content }};{%- endfor -%}{{ ns }}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
     ['the same namespace values in another key order at the loop start', `{%- set ns = namespace() -%}{%- if messages|length > 2 %}{% set ns.b = 1 %}{% set ns.a = 1 %}{% else %}{% set ns.a = 1 %}{% set ns.b = 1 %}{% endif -%}{%- for m in messages -%}{{ ns|tojson }}{{ m.content }};{%- endfor -%}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
+    ['a namespace number compared at the boundaries as the list shrinks and grows', `{% set ns = namespace() %}{% set ns.n = messages|length %}{% for m in messages %}{% if ns.n > 3 %}G{% endif %}{% if ns.n >= 4 %}H{% endif %}{% if 3 < ns.n %}I{% endif %}{% if ns.n == 4 %}J{% endif %}{% if ns.n != 3 %}K{% endif %}{% if ns.n <= 3 %}L{% endif %}{% if 4 > ns.n %}M{% endif %}{{ m.content }};{% endfor %}`, [5, 4, 3, 4, 5, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) }))],
+    // One comparison per template: another one in the same iteration could stop the reuse for it.
+    ...(['>', '>=', '<', '<=', '==', '!='] as const).flatMap((op) =>
+      [`ns.n ${op} 3`, `3 ${op} ns.n`].map((test): [string, string, Step[]] => [
+        `a namespace number at the boundary, ${test} alone`,
+        `{% set ns = namespace() %}{% set ns.n = messages|length %}{% for m in messages %}{% if ${test} %}Y{% endif %}{{ m.content }};{% endfor %}`,
+        [5, 4, 3, 4, 2, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) })),
+      ]),
+    ),
     ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
   ];
   it.each(cases)('%s', (_name, source, steps) => {

@@ -112,6 +112,7 @@ const NS_PRE = [
   `{% if messages|length > 2 %}{% set ns.p = 1 %}{% set ns.q = 1 %}{% else %}{% set ns.q = 1 %}{% set ns.p = 1 %}{% endif %}`,
   `{% if messages|length % 2 == 0 %}{% set ns.e = 'even' %}{% endif %}`,
   `{% for m in messages %}{% set ns.r = m.role %}{% endfor %}`,
+  `{% set ns.n = messages|length %}`,
 ];
 const NS_BODY = [
   `{{ m.role }}:{{ m.content }};`,
@@ -142,6 +143,7 @@ const NS_BODY = [
   `{% if ns.zz is not defined %}{% set ns.zz = m.content %}{% endif %}{{ ns.zz }}`,
   `{% if ns.q is defined and ns.q == 1 %}{% set ns.q = 2 %}{% endif %}`,
   `{% for k in ns %}{{ k }}{% endfor %}`,
+  `{% if ns.n is defined %}{% if ns.n > K + 1 %}G{% endif %}{% if ns.n <= K + 2 %}le{% endif %}{% if K + 3 >= ns.n %}r{% endif %}{% if ns.n == K + 3 %}eq{% endif %}{% endif %}`,
 ];
 const NS_POST = [`|{{ ns }}`, `|{{ ns|tojson }}`, `{% if add_generation_prompt %}<gen>{% endif %}`, `{% if ns2 is defined %}{{ ns2 }}{% endif %}`];
 
