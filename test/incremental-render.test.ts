@@ -412,6 +412,31 @@ describe('review counterexamples: incremental render equals a full render', () =
     }
   });
 
+  it('caller code inside a loop whose prefix was reused that calls the same session leaves the next call exact', async () => {
+    // Third review: a function in a message field runs inside the messages loop, after its shared
+    // prefix was taken over; the inner call's render cut the same records' arrays and appended its
+    // own iterations, and the call after the outer one reused them.
+    const tok = await loadTokenizer('qwen3');
+    const chatTemplate = `{% set ns = namespace(n=messages|length) %}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% if loop.index0 >= 3 and loop.index0 == ns.n - 3 %}MARK{% endif %}{% if m.cb is defined %}{{ m.cb() }}{% endif %}|{% endfor %}`;
+    const opts = { chatTemplate };
+    const [u1, a1, u2, a2, u3] = [u('one'), a('two'), u('three'), a('four'), u('five')];
+    const s = tok.createSession();
+    const check = (messages: ChatMessage[], got: Uint32Array, label: string) => expect(Array.from(got), label).toEqual(Array.from(tok.encodeChat(messages, opts)));
+    check([u1, a1, u2], s.encodeChat([u1, a1, u2], opts), 'first');
+    let done = false;
+    const cb = () => {
+      if (!done) {
+        done = true;
+        check([u1, a1, u2, a2, u3], s.encodeChat([u1, a1, u2, a2, u3], opts), 'inner');
+      }
+      return '';
+    };
+    const outer = [u1, a1, u2, a2, u3, { ...u('CALL'), cb } as ChatMessage, a('seven')];
+    check(outer, s.encodeChat(outer, opts), 'outer');
+    const after = [u1, a1, u2, a2, u3, u('CALL'), a('seven')];
+    check(after, s.encodeChat(after, opts), 'after');
+  });
+
   it('a text call between a render and its encode drops the render\'s prefix bound', async () => {
     const tok = await loadTokenizer('deepseek-v3');
     const long = (seed: number) => Array.from({ length: 800 }, (_, i) => `word${(i * seed) % 97}${i % 13 === 0 ? '\n\n' : ' '}`).join('');

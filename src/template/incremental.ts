@@ -329,6 +329,8 @@ export class RenderMemo {
   pieces: string[] | undefined;
   /** Per message index: a snapshot of the caller's message and its runtime value (render.ts). */
   messages: unknown[] = [];
+  /** A render with this memo is running (see ChatTemplate.renderIncremental). */
+  rendering = false;
   /** Iterations reused / evaluated by the last render (for tests and stats). */
   reused = 0;
   evaluated = 0;

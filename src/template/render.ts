@@ -496,14 +496,17 @@ export class ChatTemplate {
    * text (a lower bound, found from the output pieces without reading the text), or -1.
    */
   renderIncremental(ctx: RenderContext, memo: RenderMemo): { text: string; pieces: string[] | undefined; common: number } {
+    // A render inside this one (caller code in the template calling the same session) renders in
+    // full and leaves the memo alone: the outer render has taken over its records' arrays.
+    if (memo.rendering) return { text: this.render(ctx), pieces: undefined, common: -1 };
     if (this.usesClock || !incrementalRenderingSupported()) {
       memo.reset();
       return { text: this.render(ctx), pieces: undefined, common: -1 };
     }
     let pieces: string[] = [];
     let shared = { pieces: 0, length: 0 };
-    const before = memo.pieces;
     let text: string;
+    memo.rendering = true;
     try {
       text = this.evaluate(
         ctx,
@@ -518,12 +521,11 @@ export class ChatTemplate {
     } catch (err) {
       memo.reset();
       throw err;
+    } finally {
+      memo.rendering = false;
     }
     const old = memo.pieces;
     memo.pieces = pieces;
-    // A render with the same memo inside this one (caller code in the template) moved the pieces
-    // this one compared its own with: no bound.
-    if (old !== before) return { text, pieces, common: -1 };
     return { text, pieces, common: old ? certifiedCommonPrefix(old, pieces, shared) : -1 };
   }
 
