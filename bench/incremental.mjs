@@ -15,17 +15,12 @@
 // full / turn after render bounds what the chat path can reach.
 import { loadTokenizer } from '../dist/index.js';
 import { commonPrefixLength } from '../dist/offsets.js';
-import { agentConversation, bigText, prefixWithTokens, rng } from '../test/helpers/conversation.mjs';
+import { agentHistory, bigText, rng } from '../test/helpers/conversation.mjs';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
-import { f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
+import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const SIZES = [10_000, 50_000, 200_000];
 const REPS = 15;
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 /**
  * Template output is a V8 rope; the first consumer flattens it (~1 ms per 500 KB). Every
@@ -42,11 +37,6 @@ function ms(fn) {
   return [Number(process.hrtime.bigint() - t0) / 1e6, out];
 }
 
-/** A history of about `target` tokens: the seeded agent conversation, cut where it reaches the size. */
-function historyOf(tok, target) {
-  return prefixWithTokens(tok, agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 }), target);
-}
-
 /**
  * A process that serves conversations runs the session code many times; the first calls of a
  * fresh process run it in V8's interpreter (an untimed ad-hoc run: a steady 200 k-token call
@@ -55,7 +45,7 @@ function historyOf(tok, target) {
  * native full encode needs no warm-up; each timed row still starts from its own fresh session.
  */
 function warmUp(tok) {
-  let messages = historyOf(tok, 10_000);
+  let messages = agentHistory(tok, 10_000);
   const r = rng(7);
   const s = tok.createSession();
   const t = tok.createSession();
@@ -74,7 +64,7 @@ async function measure(name, source) {
   warmUp(cached);
   const rows = [];
   for (const size of SIZES) {
-    const history = historyOf(tok, size);
+    const history = agentHistory(tok, size);
     const r = rng(size);
     const full = [];
     const sess = [];
@@ -167,7 +157,7 @@ async function steady(name, source) {
   warmUp(tok);
   const rows = [];
   for (const size of SIZES) {
-    let messages = historyOf(tok, size);
+    let messages = agentHistory(tok, size);
     const r = rng(4242 + size);
     const s = tok.createSession();
     s.encodeChatDelta(messages);

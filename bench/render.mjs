@@ -14,13 +14,12 @@ const REPS = 15;
 if (process.argv[2] === '--child') {
   if (process.argv[3] === 'fast') (await import('../dist/index.js')).enableFastTemplates();
   const { loadTokenizer } = await import('../dist/index.js');
-  const { agentConversation, prefixWithTokens } = await import('../test/helpers/conversation.mjs');
+  const { agentHistory } = await import('../test/helpers/conversation.mjs');
   const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
-  const all = agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 });
   for (const [name, source] of [['deepseek-v3', 'deepseek-v3'], ['glm-format', buildGlmTokenizerDir()]]) {
     const tok = await loadTokenizer(source);
     for (const size of SIZES) {
-      const messages = prefixWithTokens(tok, all, size);
+      const messages = agentHistory(tok, size);
       const ms = [];
       let text = '';
       for (let i = 0; i < REPS + 3; i++) {

@@ -8,32 +8,30 @@
 import v8 from 'node:v8';
 import { createHash } from 'node:crypto';
 import { loadTokenizer } from '../dist/index.js';
-import { agentConversation, bigText, prefixWithTokens, rng } from '../test/helpers/conversation.mjs';
+import { agentHistory, bigText, rng } from '../test/helpers/conversation.mjs';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
-import { f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
+import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const SESSIONS = 12;
 const CALLS = 6; // calls 2..7
 const IDLE_MS = 200;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const us = (fn) => {
   const t0 = process.hrtime.bigint();
   const out = fn();
   return [Number(process.hrtime.bigint() - t0) / 1e3, out];
 };
-const historyOf = (tok, size) => prefixWithTokens(tok, agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 }), size);
 
 async function measure(name, source) {
   const tok = await loadTokenizer(source);
   const r = rng(11);
   {
     // Warm-up, untimed: the session code JIT-compiled, as in a process that serves conversations.
-    let m = historyOf(tok, 10_000);
+    let m = agentHistory(tok, 10_000);
     const s = tok.createSession();
     for (let i = 0; i < 200; i++) s.encodeChatDelta((m = [...m, { role: 'user', content: bigText(r, 1000) }]));
   }
-  const history = historyOf(tok, 200_000);
+  const history = agentHistory(tok, 200_000);
   const rows = [];
   for (const idle of [0, IDLE_MS]) {
     const chat = Array.from({ length: CALLS }, () => []);

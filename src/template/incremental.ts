@@ -157,29 +157,37 @@ let UNDEFINED: RV;
  * and ordering on two numbers. undefined: any other case, left to the library.
  */
 function scalarComparison(op: string, left: RV, right: RV): boolean | undefined {
-  if (!isPlain(left) || !isPlain(right)) return undefined;
-  const a = left.value as number;
-  const b = right.value as number;
-  switch (op) {
-    case '==':
-      // eslint-disable-next-line eqeqeq
-      return a == b;
-    case '!=':
-      // eslint-disable-next-line eqeqeq
-      return a != b;
-  }
-  if (!isNumeric(left) || !isNumeric(right)) return undefined;
-  switch (op) {
-    case '<':
-      return a < b;
-    case '>':
-      return a > b;
-    case '<=':
-      return a <= b;
-    case '>=':
-      return a >= b;
-  }
+  const code = COMPARISONS.get(op);
+  if (code === undefined || !isPlain(left) || !isPlain(right)) return undefined;
+  if (isNumeric(left) && isNumeric(right)) return compareNumbers(code, left.value as number, right.value as number);
+  // eslint-disable-next-line eqeqeq
+  if (code === EQ) return left.value == right.value;
+  // eslint-disable-next-line eqeqeq
+  if (code === NE) return left.value != right.value;
   return undefined;
+}
+
+/** The comparison operators, by code (compareNumbers; KeyEvents.predOp, where 0 is none). */
+const EQ = 1;
+const NE = 2;
+const COMPARISONS = new Map<string, number>([['==', EQ], ['!=', NE], ['<', 3], ['>', 4], ['<=', 5], ['>=', 6]]);
+
+/** `left <op> right` on two numbers, op a COMPARISONS code. */
+function compareNumbers(op: number, left: number, right: number): boolean {
+  switch (op) {
+    case EQ:
+      return left === right;
+    case NE:
+      return left !== right;
+    case 3:
+      return left < right;
+    case 4:
+      return left > right;
+    case 5:
+      return left <= right;
+    default:
+      return left >= right;
+  }
 }
 
 function isNumeric(v: RV): boolean {
@@ -188,7 +196,6 @@ function isNumeric(v: RV): boolean {
 
 /** The empty loop-scope snapshot, shared (records only read their snapshots). */
 const NO_VARS = Object.freeze([]) as unknown as Array<[string, RV]>;
-const COMPARISONS = new Set(['==', '!=', '<', '>', '<=', '>=']);
 /** Type of the outer-snapshot entry naming a namespace by its slot (no template value has it). */
 const NS_SLOT = '\u0000promptenc:namespace-slot';
 /** AST node type of an operand whose value is given (never produced by the parser). */
@@ -210,9 +217,7 @@ interface LoopRecord {
    * or has no record.
    */
   dep: number[];
-  /** Per iteration, its output; outputs are the loop's output pieces when non-empty. */
-  outputs: string[];
-  /** cumLen[i] = total length of outputs[0, i); cumPieces[i] = non-empty outputs among them. */
+  /** cumLen[i] = total length of the outputs of iterations [0, i); cumPieces[i] = non-empty outputs among them. */
   cumLen: number[];
   cumPieces: number[];
   /** The non-empty outputs in order (the pieces this loop adds). */
@@ -244,7 +249,7 @@ interface KeyEvents {
   predRecs: NamespacePredicate[];
   /**
    * The same comparisons as plain numbers, read in one pass without touching the records
-   * (GLM's loop checks ~500 per render): NUMERIC_OPS code (0: not a comparison of two numbers
+   * (GLM's loop checks ~500 per render): COMPARISONS code (0: not a comparison of two numbers
    * with a boolean answer, see predRecs), the other side's value, 1 when the key is on the left,
    * and the recorded answer (1/0).
    */
@@ -266,26 +271,6 @@ function keyEvents(events: Map<string, KeyEvents>, map: number, key: string): Ke
   let e = events.get(k);
   if (e === undefined) events.set(k, (e = { map, key, reads: [], writes: [], values: [], firstWrite: 0, preds: [], predRecs: [], predOp: [], predOther: [], predNsLeft: [], predWant: [] }));
   return e;
-}
-
-const NUMERIC_OPS: Record<string, number> = { '==': 1, '!=': 2, '<': 3, '>': 4, '<=': 5, '>=': 6 };
-
-/** `left <op> right` on two numbers, op a NUMERIC_OPS code (what scalarComparison answers for them). */
-function compareNumbers(op: number, left: number, right: number): boolean {
-  switch (op) {
-    case 1:
-      return left === right;
-    case 2:
-      return left !== right;
-    case 3:
-      return left < right;
-    case 4:
-      return left > right;
-    case 5:
-      return left <= right;
-    default:
-      return left >= right;
-  }
 }
 
 /** Drops the entries of iterations >= k from an ascending index list (and its parallel arrays). */
@@ -653,7 +638,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
 
     override evaluateBinaryExpression(node: AstNode, env: Env): RV {
       const rec = this.recording;
-      if (rec === undefined || !COMPARISONS.has(node.operator?.value)) return super.evaluateBinaryExpression(node, env);
+      if (rec === undefined || !COMPARISONS.has(node.operator?.value as string)) return super.evaluateBinaryExpression(node, env);
       for (const nsOnLeft of [true, false]) {
         const side = nsOnLeft ? node.left : node.right;
         if (side?.type !== 'MemberExpression' || side.computed || side.object?.type !== 'Identifier' || side.property?.type !== 'Identifier') continue;
@@ -749,7 +734,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
       const loopNsStart = nsMaps.map((m) => new Map(m.raw()));
       const pieceStart = this.pieces.length;
-      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], outputs: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', pieceStart, events: new Map(), readsAll: [] };
+      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', pieceStart, events: new Map(), readsAll: [] };
       // Pieces before the loop that the previous render also had, at the same places, and the loop
       // starting where it did then: its reused prefix's pieces are then the previous ones too.
       const sharedBefore = this.sharing && this.shared.pieces === pieceStart && prev?.pieceStart === pieceStart;
@@ -821,7 +806,6 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const commit = (i: number, rec: IterRecord | undefined, output: string): void => {
         record.iters.push(rec);
         record.dep.push(depOf(rec, i));
-        record.outputs.push(output);
         if (output.length > 0) record.pieceList.push(output);
         record.cumLen.push(record.cumLen[i]! + output.length);
         record.cumPieces.push(record.pieceList.length);
@@ -847,7 +831,7 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
           const ev = keyEvents(record.events, pred.map, pred.key);
           ev.preds.push(i);
           ev.predRecs.push(pred);
-          const numeric = isNumeric(pred.other) && pred.result.type === 'BooleanValue' ? (NUMERIC_OPS[pred.node.operator.value as string] ?? 0) : 0;
+          const numeric = isNumeric(pred.other) && pred.result.type === 'BooleanValue' ? (COMPARISONS.get(pred.node.operator.value as string) ?? 0) : 0;
           ev.predOp.push(numeric);
           ev.predOther.push(numeric === 0 ? 0 : (pred.other.value as number));
           ev.predNsLeft.push(pred.nsOnLeft ? 1 : 0);
@@ -890,20 +874,19 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
             this.shared.length += record.cumLen[k]!;
           }
           // The previous render's loop output, or the part of it before its last iteration, when
-          // that is the prefix (a turn appended); else the outputs joined again (a rope, as below).
+          // that is the prefix (a turn appended); else the pieces joined again (a rope, as below).
           if (k === prev.items.length) {
             out = prev.text;
             if (k === n) record.textBeforeLast = prev.textBeforeLast;
-          } else if (k === prev.items.length - 1) {
+          } else if (k === prev.items.length - 1 && k < n) {
             out = prev.textBeforeLast;
-          }
-          if (out === '' || (k === n && k !== prev.items.length)) {
-            let t = '';
-            for (let p = 0; p < k; p++) {
-              if (p === k - 1) record.textBeforeLast = t;
-              t += record.outputs[p]!;
+          } else {
+            const before = record.cumPieces[k - 1]!; // the pieces of iterations [0, k - 1)
+            for (let p = 0; p < record.cumPieces[k]!; p++) {
+              if (p === before) record.textBeforeLast = out;
+              out += record.pieceList[p]!;
             }
-            out = t;
+            if (before === record.cumPieces[k]) record.textBeforeLast = out; // iteration k - 1 printed nothing
           }
           this.memo.reused += k;
           lastReused = true;
@@ -1042,7 +1025,6 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
         scope.setVariable('loop', new R.Object(loopObject(n - 1)));
         scope.setVariable(loopVar, items[n - 1]!);
       }
-      if (n === 0) record.textBeforeLast = '';
       record.text = out;
       return out;
     }
@@ -1122,8 +1104,6 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       record.iters.length = k;
       record.dep = prev.dep;
       record.dep.length = k;
-      record.outputs = prev.outputs;
-      record.outputs.length = k;
       record.cumLen = prev.cumLen;
       record.cumLen.length = k + 1;
       record.cumPieces = prev.cumPieces;

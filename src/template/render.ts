@@ -239,14 +239,13 @@ function allObjects(list: readonly unknown[]): boolean {
 }
 
 /**
- * Everything a render reads of a caller's message: its own enumerable entries (spread and
- * converted) and the fields prepareMessages reads by property access, which need not be
- * enumerable or own. sameMessage compares the same reads against this, without building them.
+ * The fields prepareMessages reads of a caller's message by property access, which need not be
+ * enumerable or own (its own enumerable entries, spread and converted, are MessageSnapshot.own).
+ * sameMessage compares the same reads against this, without building them.
  */
 function messageReads(m: ChatMessage): unknown[] {
   const calls = m.tool_calls;
   return [
-    m,
     m.content,
     m.reasoning_content,
     calls,
@@ -335,9 +334,9 @@ function sameMessage(m: ChatMessage, snap: MessageSnapshot): boolean {
     );
   }
   const calls = m.tool_calls;
-  if (!sameSource(m.content, s[1]) || !sameSource(m.reasoning_content, s[2]) || !sameSource(calls, s[3])) return false;
-  if (!Array.isArray(calls)) return s[4] === undefined;
-  const details = s[4];
+  if (!sameSource(m.content, s[0]) || !sameSource(m.reasoning_content, s[1]) || !sameSource(calls, s[2])) return false;
+  if (!Array.isArray(calls)) return s[3] === undefined;
+  const details = s[3];
   if (!Array.isArray(details) || details.length !== calls.length) return false;
   for (let i = 0; i < calls.length; i++) {
     const tc = calls[i];

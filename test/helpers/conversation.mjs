@@ -113,3 +113,11 @@ export function prefixWithTokens(tok, messages, target) {
   }
   return messages.slice(0, lo);
 }
+
+/**
+ * The benches' long history: the seeded agent conversation (seed 42, tool outputs of 10–30 KB
+ * every tenth turn), cut where it reaches `target` tokens.
+ */
+export function agentHistory(tok, target) {
+  return prefixWithTokens(tok, agentConversation(42, 400, { bigEvery: 10, bigMin: 10_000, bigMax: 30_000 }), target);
+}
