@@ -6,16 +6,14 @@
 // work keeps the core alive even if the JS object is collected.
 #include <napi.h>
 
-#include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/batch.h"
 #include "core/encoder.h"
 #include "core/model_json.h"
 #include "core/vocab_builder.h"
@@ -34,18 +32,6 @@ Napi::Error codedError(Napi::Env env, const char* code, const std::string& messa
   Napi::TypeError err = Napi::TypeError::New(env, message);
   err.Set("code", Napi::String::New(env, "E_ARGUMENT"));
   throw err;
-}
-
-template <class T>
-std::vector<T> copyTypedArray(Napi::Env env, const Napi::Object& spec, const char* name, napi_typedarray_type type) {
-  Napi::Value v = spec.Get(name);
-  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type)
-    throwTypeError(env, std::string("Expected a typed array for spec.") + name);
-  Napi::TypedArray ta = v.As<Napi::TypedArray>();
-  std::vector<T> out(ta.ElementLength());
-  const uint8_t* base = static_cast<const uint8_t*>(ta.ArrayBuffer().Data()) + ta.ByteOffset();
-  if (!out.empty()) std::memcpy(out.data(), base, out.size() * sizeof(T));
-  return out;
 }
 
 /// A typed array of the spec, borrowed (valid during the constructor call only).
@@ -202,38 +188,9 @@ Napi::Uint32Array toUint32Array(Napi::Env env, const std::vector<uint32_t>& ids)
   return out;
 }
 
-/// EncodeStates (word cache + scratch) kept between async/batch calls of one Encoder
-/// object: a fresh state starts with an empty word cache, which made every
-/// encodeBatch call pay the merge loop for every piece again (≈ 2× slower than the
-/// warm synchronous encode). A worker thread takes a state for the whole call and
-/// gives it back; the lock is taken twice per worker per call, never per text.
-class StatePool {
- public:
-  std::unique_ptr<promptenc::EncodeState> take() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        auto s = std::move(free_.back());
-        free_.pop_back();
-        return s;
-      }
-    }
-    return std::make_unique<promptenc::EncodeState>();
-  }
-  void give(std::unique_ptr<promptenc::EncodeState> s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.size() < kMaxKept) free_.push_back(std::move(s));
-  }
-
- private:
-  static constexpr size_t kMaxKept = 8;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<promptenc::EncodeState>> free_;
-};
-
 class EncodeWorker : public Napi::AsyncWorker {
  public:
-  EncodeWorker(Napi::Env env, std::shared_ptr<const Encoder> core, std::shared_ptr<StatePool> pool,
+  EncodeWorker(Napi::Env env, std::shared_ptr<const Encoder> core, std::shared_ptr<promptenc::StatePool> pool,
                std::vector<std::string> texts, size_t threads, bool batch)
       : Napi::AsyncWorker(env),
         deferred_(Napi::Promise::Deferred::New(env)),
@@ -248,37 +205,7 @@ class EncodeWorker : public Napi::AsyncWorker {
   // Runs on a libuv pool thread: touches no JS value.
   void Execute() override {
     try {
-      results_.resize(texts_.size());
-      const size_t workers = std::max<size_t>(1, std::min(threads_, texts_.size()));
-      std::atomic<size_t> next{0};
-      std::atomic<bool> failed{false};
-      std::string failure;
-      std::mutex failureMu;
-      auto run = [&]() {
-        std::unique_ptr<promptenc::EncodeState> state = states_->take();
-        for (;;) {
-          size_t i = next.fetch_add(1);
-          if (i >= texts_.size()) break;
-          try {
-            const std::string& t = texts_[i];
-            results_[i].reserve(t.size() / 3 + 4);
-            core_->encode(reinterpret_cast<const uint8_t*>(t.data()), t.size(), results_[i], *state);
-          } catch (const std::exception& e) {
-            if (!failed.exchange(true)) {
-              std::lock_guard<std::mutex> lock(failureMu);
-              failure = e.what();
-            }
-            // A throw may leave scratch half-written: drop this state.
-            return;
-          }
-        }
-        states_->give(std::move(state));
-      };
-      std::vector<std::thread> pool;
-      for (size_t w = 1; w < workers; w++) pool.emplace_back(run);
-      run();
-      for (auto& th : pool) th.join();
-      if (failed) SetError(failure);
+      results_ = promptenc::encodeBatch(*core_, *states_, texts_, threads_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -300,12 +227,84 @@ class EncodeWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<const Encoder> core_;
-  std::shared_ptr<StatePool> states_;
+  std::shared_ptr<promptenc::StatePool> states_;
   std::vector<std::string> texts_;
   std::vector<std::vector<uint32_t>> results_;
   size_t threads_;
   bool batch_;
 };
+
+/// The EncoderSpec of a createEncoder spec object; the model is built from its strings here.
+/// Throws what buildModel / buildModelFromStrings throw (see CreateEncoder).
+promptenc::EncoderSpec specArg(Napi::Env env, Napi::Value v) {
+  if (!v.IsObject()) throwTypeError(env, "Expected a spec object");
+  Napi::Object spec = v.As<Napi::Object>();
+  promptenc::EncoderSpec s;
+  if (spec.Has("model")) {
+    // The file bytes parsed by scanModelJson; consumed here whatever happens, so the
+    // ~6 MB of key and merge text do not wait for the GC.
+    ScannedModel* scanned = scannedModelArg(env, spec.Get("model"));
+    if (scanned->used) throwTypeError(env, "spec.model was already used by an Encoder");
+    scanned->used = true;
+    promptenc::ModelJson taken = std::move(scanned->model);
+    scanned->model = promptenc::ModelJson();
+    scanned->unreport(env);
+    promptenc::buildModel(taken.strings(), s);
+  } else if (spec.Has("vocabKeys")) {
+    // The token strings themselves (native.ts): converted and resolved here.
+    promptenc::StringModelInput in;
+    size_t idCount = 0, mergeLenCount = 0;
+    in.keys = borrowTypedArray<uint8_t>(env, spec, "vocabKeys", napi_uint8_array, in.keysSize);
+    in.keyLens = borrowTypedArray<uint32_t>(env, spec, "vocabKeyLens", napi_uint32_array, in.keyCount);
+    in.ids = borrowTypedArray<uint32_t>(env, spec, "vocabIds", napi_uint32_array, idCount);
+    in.merges = borrowTypedArray<uint8_t>(env, spec, "mergeText", napi_uint8_array, in.mergesSize);
+    in.mergeLens = borrowTypedArray<uint32_t>(env, spec, "mergeLens", napi_uint32_array, mergeLenCount);
+    if (idCount != in.keyCount) throwTypeError(env, "spec.vocabIds and spec.vocabKeyLens differ in length");
+    if (mergeLenCount % 2 != 0) throwTypeError(env, "spec.mergeLens must hold two entries per merge");
+    in.mergeCount = mergeLenCount / 2;
+    promptenc::buildModelFromStrings(in, s);
+  } else {
+    throwTypeError(env, "Expected spec.model (from scanModelJson) or spec.vocabKeys");
+  }
+  Napi::Value added = spec.Get("added");
+  if (!added.IsArray()) throwTypeError(env, "Expected an array for spec.added");
+  Napi::Array arr = added.As<Napi::Array>();
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Value item = arr.Get(i);
+    if (!item.IsObject()) throwTypeError(env, "Expected an object for spec.added[" + std::to_string(i) + "]");
+    Napi::Object o = item.As<Napi::Object>();
+    promptenc::AddedTokenSpec t;
+    Napi::Value id = o.Get("id"), content = o.Get("content"), pattern = o.Get("pattern");
+    if (!id.IsNumber() || !content.IsString() || !pattern.IsString())
+      throwTypeError(env, "Expected {id: number, content: string, pattern: string} for spec.added[" +
+                              std::to_string(i) + "]");
+    t.id = id.As<Napi::Number>().Uint32Value();
+    t.content = content.As<Napi::String>().Utf8Value();
+    t.pattern = pattern.As<Napi::String>().Utf8Value();
+    t.special = boolField(o, "special");
+    t.lstrip = boolField(o, "lstrip");
+    t.rstrip = boolField(o, "rstrip");
+    t.singleWord = boolField(o, "single_word");
+    t.normalized = boolField(o, "normalized");
+    s.added.push_back(std::move(t));
+  }
+  s.preTokenizer = promptenc::PreTokenizerKind(spec.Get("preTokenizer").ToNumber().Uint32Value());
+  s.normalizer = promptenc::NormalizerKind(spec.Get("normalizer").ToNumber().Uint32Value());
+  s.addPrefixSpace = boolField(spec, "addPrefixSpace");
+  s.ignoreMerges = boolField(spec, "ignoreMerges");
+  if (spec.Get("sse2Only").IsBoolean()) s.sse2Only = spec.Get("sse2Only").As<Napi::Boolean>().Value();
+  if (spec.Get("queueMinSymbols").IsNumber())
+    s.queueMinSymbols = spec.Get("queueMinSymbols").As<Napi::Number>().Uint32Value();
+  return s;
+}
+
+/// A core made by createEncoder on its way to the Encoder constructor.
+struct BuiltCore {
+  std::shared_ptr<const Encoder> core;
+};
+
+/// Marks the externals made by createEncoder, so the constructor never unwraps a foreign one.
+constexpr napi_type_tag kCoreTag = {0x51d3a7c90e2b4f86ull, 0x8c4e1f0a6b2d9375ull};
 
 class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
  public:
@@ -315,92 +314,26 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
                         InstanceMethod<&EncoderWrap::Decode>("decode"),
                         InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
                         InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"),
-                        InstanceMethod<&EncoderWrap::EncodeShared>("encodeShared"),
                         InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
                         InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
                         InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
   }
 
+  /// Only createEncoder calls this, with the core it built (an External tagged kCoreTag).
   explicit EncoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<EncoderWrap>(info) {
     Napi::Env env = info.Env();
-    try {
-      if (info.Length() < 1 || !info[0].IsObject()) throwTypeError(env, "Expected a spec object");
-      Napi::Object spec = info[0].As<Napi::Object>();
-      promptenc::EncoderSpec s;
-      if (spec.Has("model")) {
-        // The file bytes parsed by scanModelJson; consumed here whatever happens, so the
-        // ~6 MB of key and merge text do not wait for the GC.
-        ScannedModel* scanned = scannedModelArg(env, spec.Get("model"));
-        if (scanned->used) throwTypeError(env, "spec.model was already used by an Encoder");
-        scanned->used = true;
-        promptenc::ModelJson taken = std::move(scanned->model);
-        scanned->model = promptenc::ModelJson();
-        scanned->unreport(env);
-        promptenc::buildModel(taken.strings(), s);
-      } else if (spec.Has("vocabKeys")) {
-        // The token strings themselves (native.ts): converted and resolved here.
-        promptenc::StringModelInput in;
-        size_t idCount = 0, mergeLenCount = 0;
-        in.keys = borrowTypedArray<uint8_t>(env, spec, "vocabKeys", napi_uint8_array, in.keysSize);
-        in.keyLens = borrowTypedArray<uint32_t>(env, spec, "vocabKeyLens", napi_uint32_array, in.keyCount);
-        in.ids = borrowTypedArray<uint32_t>(env, spec, "vocabIds", napi_uint32_array, idCount);
-        in.merges = borrowTypedArray<uint8_t>(env, spec, "mergeText", napi_uint8_array, in.mergesSize);
-        in.mergeLens = borrowTypedArray<uint32_t>(env, spec, "mergeLens", napi_uint32_array, mergeLenCount);
-        if (idCount != in.keyCount) throwTypeError(env, "spec.vocabIds and spec.vocabKeyLens differ in length");
-        if (mergeLenCount % 2 != 0) throwTypeError(env, "spec.mergeLens must hold two entries per merge");
-        in.mergeCount = mergeLenCount / 2;
-        promptenc::buildModelFromStrings(in, s);
-      } else {
-        // Prebuilt raw-byte vocab and merge triples.
-        s.vocabBytes = copyTypedArray<uint8_t>(env, spec, "vocabBytes", napi_uint8_array);
-        s.vocabOffsets = copyTypedArray<uint32_t>(env, spec, "vocabOffsets", napi_uint32_array);
-        s.vocabEncodable = copyTypedArray<uint8_t>(env, spec, "vocabEncodable", napi_uint8_array);
-        s.mergeTriples = copyTypedArray<uint32_t>(env, spec, "merges", napi_uint32_array);
-      }
-      Napi::Value added = spec.Get("added");
-      if (!added.IsArray()) throwTypeError(env, "Expected an array for spec.added");
-      Napi::Array arr = added.As<Napi::Array>();
-      for (uint32_t i = 0; i < arr.Length(); i++) {
-        Napi::Value item = arr.Get(i);
-        if (!item.IsObject()) throwTypeError(env, "Expected an object for spec.added[" + std::to_string(i) + "]");
-        Napi::Object o = item.As<Napi::Object>();
-        promptenc::AddedTokenSpec t;
-        Napi::Value id = o.Get("id"), content = o.Get("content"), pattern = o.Get("pattern");
-        if (!id.IsNumber() || !content.IsString() || !pattern.IsString())
-          throwTypeError(env, "Expected {id: number, content: string, pattern: string} for spec.added[" +
-                                  std::to_string(i) + "]");
-        t.id = id.As<Napi::Number>().Uint32Value();
-        t.content = content.As<Napi::String>().Utf8Value();
-        t.pattern = pattern.As<Napi::String>().Utf8Value();
-        t.special = boolField(o, "special");
-        t.lstrip = boolField(o, "lstrip");
-        t.rstrip = boolField(o, "rstrip");
-        t.singleWord = boolField(o, "single_word");
-        t.normalized = boolField(o, "normalized");
-        s.added.push_back(std::move(t));
-      }
-      s.preTokenizer = promptenc::PreTokenizerKind(spec.Get("preTokenizer").ToNumber().Uint32Value());
-      s.normalizer = promptenc::NormalizerKind(spec.Get("normalizer").ToNumber().Uint32Value());
-      s.addPrefixSpace = boolField(spec, "addPrefixSpace");
-      s.ignoreMerges = boolField(spec, "ignoreMerges");
-      if (spec.Get("sse2Only").IsBoolean()) s.sse2Only = spec.Get("sse2Only").As<Napi::Boolean>().Value();
-      if (spec.Get("queueMinSymbols").IsNumber())
-        s.queueMinSymbols = spec.Get("queueMinSymbols").As<Napi::Number>().Uint32Value();
-      core_ = std::make_shared<const Encoder>(std::move(s));
-      syncState_ = std::make_unique<promptenc::EncodeState>();
-      asyncStates_ = std::make_shared<StatePool>();
-    } catch (const Napi::Error&) {
-      throw;
-    } catch (const promptenc::UnsupportedVocab& e) {
-      throw codedError(env, "E_NATIVE_UNSUPPORTED", std::string("The native core cannot reproduce this tokenizer exactly: ") + e.what());
-    } catch (const promptenc::DuplicateVocabEntry& e) {
-      // Not an error of the file: native.ts rebuilds from the JSON.parse result.
-      throw codedError(env, "E_NATIVE_RETRY", e.what());
-    } catch (const std::invalid_argument& e) {
-      throw codedError(env, "E_TOKENIZER_INVALID", std::string("Invalid tokenizer for the native core: ") + e.what());
-    } catch (const std::exception& e) {
-      throw codedError(env, "E_NATIVE_INTERNAL", std::string("Native encoder construction failed: ") + e.what());
-    }
+    bool tagged = false;
+    if (info[0].IsExternal()) napi_check_object_type_tag(env, info[0], &kCoreTag, &tagged);
+    if (!tagged) throwTypeError(env, "Encoder objects are made by createEncoder(spec)");
+    BuiltCore* built = info[0].As<Napi::External<BuiltCore>>().Data();
+    if (!built->core) throwTypeError(env, "this core was already given to an Encoder");
+    core_ = std::move(built->core);
+    syncState_ = std::make_unique<promptenc::EncodeState>();
+    asyncStates_ = std::make_shared<promptenc::StatePool>();
+    Napi::Uint32Array ids = Napi::Uint32Array::New(env, kSharedIds);
+    shared_ = ids.Data();  // stable: an ArrayBuffer's backing store does not move
+    sharedRef_ = Napi::Persistent(ids);
+    newMarksArray(env, kSharedMarks);
   }
 
  private:
@@ -426,37 +359,24 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     return idsBuf_;
   }
 
-  /// ids as encodeShared returns them (a count into sharedIds(), or a new array).
+  /// ids as encode returns them (a count into sharedIds(), or a new array).
   Napi::Value sharedResult(Napi::Env env, const std::vector<uint32_t>& ids) {
-    if (shared_ == nullptr || ids.size() > kSharedIds) return toUint32Array(env, ids);
+    if (ids.size() > kSharedIds) return toUint32Array(env, ids);
     if (!ids.empty()) std::memcpy(shared_, ids.data(), ids.size() * sizeof(uint32_t));
     return Napi::Number::New(env, double(ids.size()));
   }
 
-  Napi::Value Encode(const Napi::CallbackInfo& info) {
-    return guard(info.Env(), [&]() -> Napi::Value {
-      Napi::Value out = toUint32Array(info.Env(), encodeArg(info));
-      trimBuffers();
-      return out;
-    });
-  }
-
-  /// The output array of encodeShared, made on first use: kSharedIds ids, owned by this object.
-  Napi::Value SharedIds(const Napi::CallbackInfo& info) {
-    if (sharedRef_.IsEmpty()) {
-      Napi::Uint32Array a = Napi::Uint32Array::New(info.Env(), kSharedIds);
-      shared_ = a.Data();  // stable: an ArrayBuffer's backing store does not move
-      sharedRef_ = Napi::Persistent(a);
-    }
+  /// The output array of encode and encodeMarked: kSharedIds ids, owned by this object.
+  Napi::Value SharedIds(const Napi::CallbackInfo&) {
     return sharedRef_.Value();
   }
 
-  /// encode for short texts: the ids go into the sharedIds() array and their count comes
-  /// back (JS copies them out with slice); more than fit come back as a new Uint32Array.
-  /// Why: making a Uint32Array through N-API (backing store + ArrayBuffer + view) was
-  /// about half of a ~1.2 µs call on a 20-byte string; TypedArray.prototype.slice in JS is
-  /// a fraction of that.
-  Napi::Value EncodeShared(const Napi::CallbackInfo& info) {
+  /// The one output protocol of the synchronous encodes: up to kSharedIds ids go into the
+  /// sharedIds() array and their count comes back (JS copies them out with slice); more
+  /// than fit come back as a new Uint32Array. Why: making a Uint32Array through N-API
+  /// (backing store + ArrayBuffer + view) was about half of a ~1.2 µs call on a 20-byte
+  /// string; TypedArray.prototype.slice in JS is a fraction of that.
+  Napi::Value Encode(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
       Napi::Value out = sharedResult(info.Env(), encodeArg(info));
       trimBuffers();
@@ -467,16 +387,14 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   /// The marks array of encodeMarked: [count, (start, end, after) per added token]. It is
   /// replaced by a larger one when a call has more marks than fit (count is still written
   /// to the old one's first slot, so a caller holding it knows to ask again).
-  Napi::Value SharedMarks(const Napi::CallbackInfo& info) {
-    if (marksRef_.IsEmpty()) newMarksArray(info.Env(), kSharedMarks);
+  Napi::Value SharedMarks(const Napi::CallbackInfo&) {
     return marksRef_.Value();
   }
 
-  /// encodeShared, plus where the added tokens went (sharedMarks()): a session then cuts
+  /// encode, plus where the added tokens went (sharedMarks()): a session then cuts
   /// after them without scanning the text again in JS and checking that scan against the ids.
   Napi::Value EncodeMarked(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      if (marksRef_.IsEmpty()) newMarksArray(info.Env(), kSharedMarks);
       marksBuf_.clear();
       Napi::Value out = sharedResult(info.Env(), encodeArg(info, &marksBuf_));
       const size_t count = marksBuf_.size();
@@ -536,8 +454,10 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
         if (!v.IsString()) throwTypeError(info.Env(), "Expected a string for texts[" + std::to_string(i) + "]");
         texts.push_back(stringToUtf8(info.Env(), v));
       }
-      const double threads = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 1;
-      const size_t t = threads < 1 ? 1 : threads > 64 ? 64 : size_t(threads);
+      // Checked in TypeScript (1 to MAX_BATCH_THREADS, src/options.ts); only asserted here.
+      if (!info[1].IsNumber() || info[1].As<Napi::Number>().DoubleValue() < 1)
+        throwTypeError(info.Env(), "Expected a thread count >= 1");
+      const size_t t = size_t(info[1].As<Napi::Number>().Uint32Value());
       auto* w = new EncodeWorker(info.Env(), core_, asyncStates_, std::move(texts), t, true);
       Napi::Promise p = w->promise();
       w->Queue();
@@ -553,7 +473,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   // the ids. Released after a call that grew them past 16 MB.
   std::string textBuf_;
   std::vector<uint32_t> idsBuf_;
-  // encodeShared's output (see SharedIds); same thread as syncState_.
+  // encode's output (see SharedIds); same thread as syncState_.
   static constexpr size_t kSharedIds = 4096;
   Napi::Reference<Napi::Uint32Array> sharedRef_;
   uint32_t* shared_ = nullptr;
@@ -575,7 +495,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   }
   // States for encodeAsync / encodeBatch workers, reused across calls (shared_ptr:
   // pending work keeps the pool alive if this object is collected).
-  std::shared_ptr<StatePool> asyncStates_;
+  std::shared_ptr<promptenc::StatePool> asyncStates_;
 };
 
 /// vocabIdsOf(model, strings): for each string, the id of the vocab key equal to it, or -1
@@ -599,12 +519,55 @@ Napi::Value VocabIdsOf(const Napi::CallbackInfo& info) {
   return out;
 }
 
+/// createEncoder(spec): an Encoder, or a string when spec.model (a scan) has two equal keys
+/// or two keys with one id: a status, not an error of the file, on which native.ts rebuilds
+/// the model from the JSON.parse result (whose key order decides which entry wins).
+Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto built = std::make_unique<BuiltCore>();
+  try {
+    built->core = std::make_shared<const Encoder>(specArg(env, info[0]));
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const promptenc::DuplicateVocabEntry& e) {
+    return Napi::String::New(env, e.what());
+  } catch (const promptenc::UnsupportedVocab& e) {
+    throw codedError(env, "E_NATIVE_UNSUPPORTED", std::string("The native core cannot reproduce this tokenizer exactly: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw codedError(env, "E_TOKENIZER_INVALID", std::string("Invalid tokenizer for the native core: ") + e.what());
+  } catch (const std::exception& e) {
+    throw codedError(env, "E_NATIVE_INTERNAL", std::string("Native encoder construction failed: ") + e.what());
+  }
+  auto ext = Napi::External<BuiltCore>::New(env, built.release(), [](Napi::Env, BuiltCore* b) { delete b; });
+  if (napi_type_tag_object(env, ext, &kCoreTag) != napi_ok) throw Napi::Error::New(env, "napi_type_tag_object failed");
+  return env.GetInstanceData<Napi::FunctionReference>()->New({ext});
+}
+
+/// The binding's interface version; native.ts refuses an addon with another one.
+constexpr uint32_t kAbiVersion = 2;
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("Encoder", EncoderWrap::Define(env));
+  // The Encoder class stays out of exports: createEncoder makes its objects. Per env, so
+  // each worker thread that loads the addon has its own.
+  env.SetInstanceData(new Napi::FunctionReference(Napi::Persistent(EncoderWrap::Define(env))));
+  exports.Set("createEncoder", Napi::Function::New(env, CreateEncoder, "createEncoder"));
   exports.Set("scanModelJson", Napi::Function::New(env, ScanModelJson, "scanModelJson"));
   exports.Set("releaseModel", Napi::Function::New(env, ReleaseModel, "releaseModel"));
   exports.Set("vocabIdsOf", Napi::Function::New(env, VocabIdsOf, "vocabIdsOf"));
-  exports.Set("abiVersion", Napi::Number::New(env, 1));
+  // The enums of native/core, by name: native.ts takes the numbers from here.
+  Napi::Object pre = Napi::Object::New(env);
+  using promptenc::PreTokenizerKind;
+  pre.Set("Gpt2", Napi::Number::New(env, double(PreTokenizerKind::Gpt2)));
+  pre.Set("Cl100k", Napi::Number::New(env, double(PreTokenizerKind::Cl100k)));
+  pre.Set("Qwen2", Napi::Number::New(env, double(PreTokenizerKind::Qwen2)));
+  pre.Set("O200k", Napi::Number::New(env, double(PreTokenizerKind::O200k)));
+  pre.Set("DeepSeekV3", Napi::Number::New(env, double(PreTokenizerKind::DeepSeekV3)));
+  exports.Set("preTokenizerKinds", pre);
+  Napi::Object norm = Napi::Object::New(env);
+  norm.Set("None", Napi::Number::New(env, double(promptenc::NormalizerKind::None)));
+  norm.Set("Nfc", Napi::Number::New(env, double(promptenc::NormalizerKind::Nfc)));
+  exports.Set("normalizerKinds", norm);
+  exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
   return exports;
 }
 

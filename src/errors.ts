@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'E_IDS_INVALID'
   | 'E_NATIVE_UNAVAILABLE'
   | 'E_NATIVE_UNSUPPORTED'
+  | 'E_NATIVE_INTERNAL'
   | 'E_BUDGET'
   | 'E_IO';
 

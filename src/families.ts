@@ -1,4 +1,4 @@
-import type { TokenizerJson } from './backend/types.js';
+import type { TokenizerJson } from './tokenizer-json.js';
 
 /**
  * The pre-tokenizer families promptenc knows exactly, recognised by the exact regex

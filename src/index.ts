@@ -1,5 +1,7 @@
-export { loadTokenizer, PromptTokenizer, PromptSession } from './tokenizer.js';
-export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions, SessionDelta } from './tokenizer.js';
+export { loadTokenizer, PromptTokenizer } from './tokenizer.js';
+export { PromptSession } from './prompt-session.js';
+export type { SessionDelta } from './prompt-session.js';
+export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './options.js';
 export { PromptencError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { BUNDLED_MODELS } from './load.js';

@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PromptencError, describeValue } from './errors.js';
-import type { AddedTokenSpec, PrescannedModel, TokenizerJson } from './backend/types.js';
+import type { AddedTokenSpec, TokenizerJson } from './tokenizer-json.js';
 
 const require = createRequire(import.meta.url);
 
@@ -26,8 +26,8 @@ export interface TokenizerFiles {
    * properties: the first read JSON.parses the file bytes (kept until then).
    */
   tokenizerJson: TokenizerJson;
-  /** model.vocab / model.merges already read by the native core (see readTokenizerFiles). */
-  prescanned?: PrescannedModel;
+  /** model.vocab / model.merges already read by the scanner (see readTokenizerFiles). */
+  prescanned?: ModelScan;
   /** tokenizer_config.json, or {} when there is none. */
   tokenizerConfig: Record<string, unknown>;
   /** The model's chat template source: chat_template.jinja wins over tokenizer_config, as in transformers. */
@@ -150,8 +150,17 @@ async function readJson(file: string, what: string): Promise<unknown> {
   return parseJson((await readBytes(file, what)).toString('utf8'), file, what);
 }
 
+/**
+ * What a scanner read of model.vocab / model.merges: where the two values sit in the file
+ * (byte ranges). The rest of the read belongs to the backend whose scanner it is.
+ */
+export interface ModelScan {
+  readonly vocab: readonly [number, number];
+  readonly merges: readonly [number, number];
+}
+
 /** Reads model.vocab / model.merges from the file bytes, or undefined to leave them to JSON.parse. */
-export type ModelScanner = (bytes: Uint8Array) => PrescannedModel | undefined;
+export type ModelScanner = (bytes: Uint8Array) => ModelScan | undefined;
 
 /**
  * tokenizer.json with model.vocab / model.merges read by `scan` (the native core) and the
@@ -160,7 +169,7 @@ export type ModelScanner = (bytes: Uint8Array) => PrescannedModel | undefined;
  * parse is dropped too; the caller then parses the whole file, which reports exactly what
  * it always did. So this path only ever accepts files that the plain path accepts.
  */
-function readWithPrescan(bytes: Buffer, file: string, scan: ModelScanner): { json: TokenizerJson; prescanned: PrescannedModel } | undefined {
+function readWithPrescan(bytes: Buffer, file: string, scan: ModelScanner): { json: TokenizerJson; prescanned: ModelScan } | undefined {
   const pre = scan(bytes);
   if (!pre) return undefined;
   const cuts = [
@@ -218,15 +227,6 @@ function isPlainEmptyObject(v: unknown): boolean {
   return true;
 }
 
-export function isTokenId(id: unknown): id is number {
-  return typeof id === 'number' && id >= 0 && id <= 0x7fffffff && Math.floor(id) === id;
-}
-
-/** The error for a vocabulary entry whose id is not a token id; backends throw it. */
-export function badVocabId(token: string, id: unknown): PromptencError {
-  return new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json model.vocab[${JSON.stringify(token)}]: expected a non-negative integer id, received ${describeValue(id)}`);
-}
-
 function invalid(file: string, detail: string): never {
   throw new PromptencError('E_TOKENIZER_INVALID', `${file}: ${detail}`);
 }
@@ -271,13 +271,12 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
  * entry count, then the highest added id + 1); a different id in the file only earns a
  * warning. promptenc keeps the file's ids, so such a file would encode differently from the
  * oracle without a word: it is refused (E_TOKENIZER_INVALID, naming the id HF would use).
- * `vocabIdOf(i, content)` is the vocabulary id of added token i's content, or undefined when
- * the content is no vocabulary key (a lookup in the parsed vocab, or the native read's, see
- * loadTokenizer). Measured against the oracle: ids [1000, 1001] after a 256-entry vocabulary
+ * `vocab` is model.vocab as the backend built it (its entry count and the id of a key). Measured against the oracle: ids [1000, 1001] after a 256-entry vocabulary
  * become [256, 257]; [257, 256] become [256, 257]; content "ĠĠ" (a Qwen3 vocab key, id 256)
  * added with the next id 151669 gets 256.
  */
-export function checkAddedTokenIds(json: TokenizerJson, vocabCount: number, vocabIdOf: (i: number, content: string) => number | undefined, file: string): void {
+export function checkAddedTokenIds(json: TokenizerJson, vocab: { readonly size: number; idOf(token: string): number | undefined }, file: string): void {
+  const vocabCount = vocab.size;
   let max = -1;
   const seen = new Map<string, number>();
   (json.added_tokens ?? []).forEach((t, i) => {
@@ -287,7 +286,7 @@ export function checkAddedTokenIds(json: TokenizerJson, vocabCount: number, voca
       return;
     }
     seen.set(t.content, t.id);
-    const inVocab = vocabIdOf(i, t.content);
+    const inVocab = vocab.idOf(t.content);
     const expected = inVocab ?? (max < vocabCount ? vocabCount : max + 1);
     if (t.id !== expected) {
       const why =
@@ -303,8 +302,7 @@ export function checkAddedTokenIds(json: TokenizerJson, vocabCount: number, voca
 /**
  * Find and read the tokenizer files for `source`: a model directory, a tokenizer.json
  * path, or a bundled name. Everything is parsed and validated before anything is built.
- * `scan` (native.ts prescanTokenizerJson, passed when the native backend may be used)
- * reads model.vocab / model.merges from the bytes instead of JSON.parse.
+ * `scan` (the native backend's scanner, passed when that backend may be used) reads model.vocab / model.merges from the bytes instead of JSON.parse.
  */
 export async function readTokenizerFiles(source: string, opts: { scan?: ModelScanner } = {}): Promise<TokenizerFiles> {
   if (typeof source !== 'string' || source === '') {

@@ -1,4 +1,4 @@
-import type { TokenizerJson } from './backend/types.js';
+import type { TokenizerJson } from './tokenizer-json.js';
 
 /** GPT-2 bytes_to_unicode: BYTE_LEVEL_CHARS[b] is the character standing for byte b in ByteLevel token strings. */
 export const BYTE_LEVEL_CHARS: readonly string[] = (() => {
@@ -14,7 +14,9 @@ export const BYTE_LEVEL_CHARS: readonly string[] = (() => {
 /** BYTE_LEVEL_CHARS inverted: the byte of each alphabet character by UTF-16 code unit (all are below 324), -1 for the others. */
 export const BYTE_OF_BYTE_LEVEL_CHAR: Int16Array = (() => {
   const out = new Int16Array(324).fill(-1);
-  BYTE_LEVEL_CHARS.forEach((c, b) => (out[c.charCodeAt(0)] = b));
+  BYTE_LEVEL_CHARS.forEach((c, b) => {
+    out[c.charCodeAt(0)] = b;
+  });
   return out;
 })();
 
@@ -26,7 +28,7 @@ export const BYTE_OF_BYTE_LEVEL_CHAR: Int16Array = (() => {
  */
 export function byteLevelTokenLengths(json: TokenizerJson, keys?: { ids: Uint32Array; keyLengths: Uint32Array }): Uint16Array | undefined {
   const decoder = json.decoder as { type?: string } | null | undefined;
-  if (!decoder || decoder.type !== 'ByteLevel' || json.model.type !== 'BPE') return undefined;
+  if (decoder?.type !== 'ByteLevel' || json.model.type !== 'BPE') return undefined;
   if (json.normalizer && !isSupportedNormalizer(json.normalizer)) return undefined;
   let max = 0;
   for (const t of json.added_tokens ?? []) if (t.id > max) max = t.id;

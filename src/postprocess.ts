@@ -1,5 +1,5 @@
 import { PromptencError } from './errors.js';
-import type { TokenizerJson } from './backend/types.js';
+import type { TokenizerJson } from './tokenizer-json.js';
 
 /**
  * The special tokens `tokenizer(text)` adds around one sequence, as IDs before and after.
@@ -11,6 +11,18 @@ import type { TokenizerJson } from './backend/types.js';
 export interface SequenceWrap {
   prefix: number[];
   suffix: number[];
+}
+
+/** The wrap of addSpecialTokens: false, and of every chat encode. */
+export const NO_WRAP: SequenceWrap = { prefix: [], suffix: [] };
+
+/** prefix ++ body ++ suffix as a new array (body is copied once, even when it is a view). */
+export function framed(wrap: SequenceWrap, body: Uint32Array): Uint32Array {
+  const out = new Uint32Array(wrap.prefix.length + body.length + wrap.suffix.length);
+  out.set(wrap.prefix, 0);
+  out.set(body, wrap.prefix.length);
+  out.set(wrap.suffix, wrap.prefix.length + body.length);
+  return out;
 }
 
 type Json = Record<string, unknown>;

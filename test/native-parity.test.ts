@@ -8,7 +8,8 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus, nativeUnsupportedReason } from '../src/backend/native.js';
-import type { Backend, TokenizerJson } from '../src/backend/types.js';
+import type { Backend } from '../src/backend/types.js';
+import type { TokenizerJson } from '../src/tokenizer-json.js';
 
 const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();
@@ -83,6 +84,7 @@ function randomString(next: () => number, added: readonly string[]): string {
  * older than Node's ICU). Qwen's NFC normalizer sends non-NFC input to the JS backend,
  * whose regex and NFC use Node's newer Unicode, so such strings are known to differ there.
  */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: the code points Unicode 16/17 added, combining marks among them, one class
 const NEWER_UNICODE = /[\u088f\u1acf-\u1aeb\ua7ce\u20c1\u{16ea0}-\u{16eb8}\u{10940}-\u{1095f}]/u;
 const knownNfcGap = (m: string, text: string) => m === 'qwen3' && text.normalize('NFC') !== text && NEWER_UNICODE.test(text);
 
@@ -156,7 +158,9 @@ describe.skipIf(!status.available)('native backend parity with the Rust oracle',
         const next = rng(0xba7c4 + mi);
         const texts = Array.from({ length: 200 }, () => randomString(next, added));
         const batch = await be.encodeBatch(texts, 2);
-        texts.forEach((t, i) => expect(Array.from(batch[i]!)).toEqual(Array.from(be.encode(t))));
+        texts.forEach((t, i) => {
+          expect(Array.from(batch[i]!)).toEqual(Array.from(be.encode(t)));
+        });
         expect(Array.from(await be.encodeAsync(texts[1]!))).toEqual(Array.from(be.encode(texts[1]!)));
       });
     });

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AddedTokenScanner, matchesAgree } from '../src/split.js';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
-import type { TokenizerJson } from '../src/backend/types.js';
+import type { TokenizerJson } from '../src/tokenizer-json.js';
 import { rng } from './helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';

@@ -1,8 +1,8 @@
-// Small self-checks and a pre-tokenizer microbenchmark for the core (no Node needed).
+// Self-checks of the core (no Node needed); `npm run test:core` builds and runs them:
 //   cmake -S . -B build-test && cmake --build build-test --target promptenc_core_test
 //   ./build-test/promptenc_core_test
+// The pre-tokenizer microbenchmark is pretokenizer_bench.cc.
 // Token-level parity with the Rust oracle lives in test/native-*.test.ts.
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 
+#include "batch.h"
 #include "bpe.h"
 #include "encoder.h"
 #include "model_json.h"
@@ -105,6 +106,59 @@ static void checkLongPathMatchesHeap() {
   }
 }
 
+// encodeBatch == encode of each text, for every thread count (more threads than texts too),
+// with states reused across calls (at most StatePool::kMaxKept kept); no texts gives no ids.
+static void checkBatch() {
+  // The 256 byte tokens plus "ab" (256) and "abc" (257), one added token "<x>" (258).
+  EncoderSpec spec;
+  for (int b = 0; b < 256; b++) {
+    spec.vocabBytes.push_back(uint8_t(b));
+    spec.vocabOffsets.push_back(uint32_t(b));
+  }
+  spec.vocabOffsets.push_back(256);
+  for (const char* t : {"ab", "abc"}) {
+    spec.vocabBytes.insert(spec.vocabBytes.end(), t, t + std::strlen(t));
+    spec.vocabOffsets.push_back(uint32_t(spec.vocabBytes.size()));
+  }
+  spec.vocabEncodable.assign(258, 1);
+  spec.mergeTriples = {'a', 'b', 256, 256, 'c', 257};
+  AddedTokenSpec x;
+  x.id = 258;
+  x.content = x.pattern = "<x>";
+  x.special = true;
+  spec.added.push_back(x);
+  spec.preTokenizer = PreTokenizerKind::Cl100k;
+  const Encoder enc(std::move(spec));
+  std::vector<std::string> texts;
+  std::mt19937 rnd(7);
+  const char* parts[] = {"abc", " ab", "<x>", "c", "  ", "\n", "abcabc", "12345", "\xE4\xB8\xAD"};
+  for (int i = 0; i < 200; i++) {
+    std::string t;
+    const size_t n = rnd() % 40;
+    for (size_t k = 0; k < n; k++) t += parts[rnd() % 9];
+    texts.push_back(t);
+  }
+  std::vector<std::vector<uint32_t>> want;
+  for (const auto& t : texts) {
+    std::vector<uint32_t> ids;
+    enc.encode(reinterpret_cast<const uint8_t*>(t.data()), t.size(), ids);
+    want.push_back(ids);
+  }
+  {
+    std::vector<uint32_t> ids;
+    enc.encode(reinterpret_cast<const uint8_t*>("abc ab<x>"), 9, ids);
+    CHECK((ids == std::vector<uint32_t>{257, 32, 256, 258}));
+  }
+  StatePool pool;
+  for (size_t threads : {1, 2, 3, 8, 300}) {
+    CHECK(encodeBatch(enc, pool, texts, threads) == want);
+    CHECK(pool.kept() >= 1 && pool.kept() <= StatePool::kMaxKept);
+  }
+  CHECK(encodeBatch(enc, pool, {}, 4).empty());
+  const std::vector<std::string> one = {texts[3]};
+  CHECK(encodeBatch(enc, pool, one, 16) == std::vector<std::vector<uint32_t>>{want[3]});
+}
+
 int main() {
   checkLongPathMatchesHeap();
   // from_utf8_lossy: maximal subparts.
@@ -172,16 +226,7 @@ int main() {
     }
   }
 
-  // Microbenchmark: pre-tokenize 8 MB of mixed text.
-  std::string text;
-  while (text.size() < (8u << 20)) text += "The quick brown fox, 12345 jumps!\n  def f(x): return x**2  # 中文字符 🎉\n";
-  for (auto k : {PreTokenizerKind::Cl100k, PreTokenizerKind::O200k, PreTokenizerKind::DeepSeekV3}) {
-    size_t count = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    preTokenize(k, reinterpret_cast<const uint8_t*>(text.data()), 0, text.size(), [&](size_t, size_t) { count++; });
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("pre-tokenizer %u: %zu pieces, %.0f MB/s\n", unsigned(k), count, text.size() / 1e6 / s);
-  }
+  checkBatch();
   std::printf(failures ? "%d FAILED\n" : "all core checks passed\n", failures);
   return failures ? 1 : 0;
 }

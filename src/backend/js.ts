@@ -1,10 +1,11 @@
 import { createRequire } from 'node:module';
 import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
-import { badVocabId, isTokenId } from '../load.js';
 import { BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
 import { AddedTokenScanner, isIdentityNormalizer } from '../split.js';
+import { badVocabId, isTokenId } from '../tokenizer-json.js';
 import type { Backend, BackendInit } from './types.js';
+import { parsedVocabulary } from './vocabulary.js';
 
 // Loaded on first use, through its CommonJS build so that createJsBackend stays
 // synchronous (native.ts builds it lazily inside encode). Importing the library costs
@@ -47,6 +48,7 @@ export function createJsBackend(init: BackendInit): Backend {
     },
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map(encode),
+    vocabulary: parsedVocabulary(init.tokenizerJson),
   };
 }
 

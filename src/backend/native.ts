@@ -2,8 +2,8 @@
  * The native backend: the only module that loads build/Release/promptenc.node.
  *
  * What crosses into C++ once per tokenizer: the tokenizer.json bytes, from which the
- * core reads model.vocab and model.merges itself (prescanTokenizerJson, called by
- * load.ts; see native/core/model_json.h) -- or, for a tokenizer given as a parsed
+ * core reads model.vocab and model.merges itself (prescanTokenizerJson, the scanner that
+ * readTokenizerFiles is given; see native/core/model_json.h) -- or, for a tokenizer given as a parsed
  * object or a file the scanner declines, the vocab keys and the merge strings as one
  * UTF-8 buffer each plus Uint32Array lengths/ids. C++ maps ByteLevel chars to bytes
  * and resolves merges to ids. Also the added tokens as plain objects, and the
@@ -22,50 +22,88 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PromptencError } from '../errors.js';
 import { CL100K_REGEX, DEEPSEEK_V3_REGEXES, O200K_REGEX, QWEN2_REGEX } from '../families.js';
-import { badVocabId, isTokenId } from '../load.js';
-import { BYTE_LEVEL_CHARS } from '../offsets.js';
+import type { ModelScan } from '../load.js';
+import { byteLevelTokenLengths, BYTE_LEVEL_CHARS } from '../offsets.js';
+import { badVocabId, isTokenId, type AddedTokenSpec, type TokenizerJson } from '../tokenizer-json.js';
 import { createJsBackend } from './js.js';
-import type { AddedTokenSpec, Backend, BackendInit, PrescannedModel, TokenizerJson } from './types.js';
+import type { Backend, BackendInit, Vocabulary } from './types.js';
+import { memo, parsedVocabulary } from './vocabulary.js';
 
-/** Mirrors promptenc::PreTokenizerKind in native/core/pretokenizer.h. */
-const enum PreTokenizerKind {
-  Gpt2 = 0,
-  Cl100k = 1,
-  Qwen2 = 2,
-  O200k = 3,
-  DeepSeekV3 = 4,
-}
-/** Mirrors promptenc::NormalizerKind in native/core/encoder.h. */
-const enum NormalizerKind {
-  None = 0,
-  Nfc = 1,
-}
+/**
+ * The pre-tokenizer and normalizer families by name. Their numbers come from the addon
+ * (`preTokenizerKinds` / `normalizerKinds`, the C++ enums of native/core/pretokenizer.h and
+ * encoder.h), so the two sides cannot disagree; loadAddon refuses an addon that lacks a name.
+ */
+type PreTokenizerKind = 'Gpt2' | 'Cl100k' | 'Qwen2' | 'O200k' | 'DeepSeekV3';
+type NormalizerKind = 'None' | 'Nfc';
+const PRE_TOKENIZER_KINDS: readonly PreTokenizerKind[] = ['Gpt2', 'Cl100k', 'Qwen2', 'O200k', 'DeepSeekV3'];
+const NORMALIZER_KINDS: readonly NormalizerKind[] = ['None', 'Nfc'];
+
+/** The binding's interface version (native/binding.cc kAbiVersion); an addon built from other sources is refused at load. */
+const ABI_VERSION = 2;
 
 // The exact regex strings of the recognised families live in ../families.ts (shared with sessions).
 
-/** The N-API surface of promptenc.node (native/binding.cc). */
+/**
+ * The N-API surface of promptenc.node (native/binding.cc). The synchronous encodes share one
+ * output protocol: up to sharedIds().length ids are written into sharedIds() and their count
+ * comes back; a longer result comes back as a new array.
+ */
 interface NativeEncoder {
-  encode(text: string | Uint8Array): Uint32Array;
-  count(text: string | Uint8Array): number;
+  encode(text: string): number | Uint32Array;
+  /** encode that also fills sharedMarks() with [count, (start, end, after) per added token] */
+  encodeMarked(text: string): number | Uint32Array;
+  sharedIds(): Uint32Array;
+  sharedMarks(): Uint32Array;
+  count(text: string): number;
   decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
-  encodeAsync(text: string | Uint8Array): Promise<Uint32Array>;
+  encodeAsync(text: string): Promise<Uint32Array>;
+  /** `threads` is checked by PromptTokenizer (1 to MAX_BATCH_THREADS); the core uses at most one per text. */
   encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
-  /** encode that writes up to sharedIds().length ids into sharedIds() and returns their count (absent in older builds) */
-  encodeShared?(text: string): number | Uint32Array;
-  sharedIds?(): Uint32Array;
-  /** encodeShared that also fills sharedMarks() with [count, (start, end, after) per added token] */
-  encodeMarked?(text: string): number | Uint32Array;
-  sharedMarks?(): Uint32Array;
+}
+/** What scanModelJson returns for a file it reads. */
+interface RawScan {
+  model: unknown;
+  ids: Uint32Array;
+  keyLengths: Uint32Array;
+  vocab: [number, number];
+  merges: [number, number];
 }
 interface NativeAddon {
-  Encoder: new (spec: NativeSpec) => NativeEncoder;
+  /** an Encoder, or why a scanned model must be rebuilt from the parsed vocab (two equal keys or a shared id) */
+  createEncoder(spec: NativeSpec): NativeEncoder | string;
   /** model.vocab / model.merges read from tokenizer.json bytes, or why the file is left to JSON.parse */
-  scanModelJson(bytes: Uint8Array): Omit<PrescannedModel, 'unique'> | string;
+  scanModelJson(bytes: Uint8Array): RawScan | string;
   /** frees a scan that no Encoder will consume */
   releaseModel(model: unknown): void;
-  /** for each string, the id of the scanned vocab key equal to it, or -1 (absent in older builds) */
-  vocabIdsOf?(model: unknown, strings: readonly string[]): Float64Array;
+  /** for each string, the id of the scanned vocab key equal to it, or -1 */
+  vocabIdsOf(model: unknown, strings: readonly string[]): Float64Array;
+  preTokenizerKinds: Record<PreTokenizerKind, number>;
+  normalizerKinds: Record<NormalizerKind, number>;
   abiVersion: number;
+}
+
+/**
+ * model.vocab / model.merges as the core read them from the file bytes. `model` is an opaque
+ * handle that one Encoder consumes (take() hands it out once); ids / keyLengths (UTF-16) are
+ * per key, in file order.
+ */
+class NativeScan implements ModelScan {
+  private taken = false;
+  constructor(
+    readonly model: unknown,
+    readonly ids: Uint32Array,
+    readonly keyLengths: Uint32Array,
+    readonly vocab: readonly [number, number],
+    readonly merges: readonly [number, number],
+  ) {}
+
+  /** True the first time only: the caller then owns `model` (builds from it or releases it). */
+  take(): boolean {
+    if (this.taken) return false;
+    this.taken = true;
+    return true;
+  }
 }
 type ModelSpec = { model: unknown } | ModelBuffers;
 type NativeSpec = ModelSpec & SpecRest;
@@ -83,8 +121,10 @@ interface ModelBuffers {
 }
 interface SpecRest {
   added: Array<AddedTokenSpec & { pattern: string }>;
-  preTokenizer: PreTokenizerKind;
-  normalizer: NormalizerKind;
+  /** addon.preTokenizerKinds[...] */
+  preTokenizer: number;
+  /** addon.normalizerKinds[...] */
+  normalizer: number;
   addPrefixSpace: boolean;
   ignoreMerges: boolean;
   /** testing knob (PROMPTENC_NATIVE_QUEUE_MIN): pieces this long go through the long-piece path (cuts + rank queue); 2 = every piece, trying a cut at every position */
@@ -111,7 +151,11 @@ function loadAddon(): { addon?: NativeAddon; error?: string; path: string } {
   try {
     if (!existsSync(path)) throw new Error(`file not found: ${path}`);
     const addon = createRequire(import.meta.url)(path) as NativeAddon;
-    if (typeof addon?.Encoder !== 'function') throw new Error(`${path} does not export Encoder`);
+    if (addon?.abiVersion !== ABI_VERSION) {
+      throw new Error(`${path} has interface version ${String(addon?.abiVersion)}, this promptenc needs ${ABI_VERSION} (rebuild it with \`npm run build:native\`)`);
+    }
+    for (const name of PRE_TOKENIZER_KINDS) if (typeof addon.preTokenizerKinds?.[name] !== 'number') throw new Error(`${path} lacks pre-tokenizer kind ${name}`);
+    for (const name of NORMALIZER_KINDS) if (typeof addon.normalizerKinds?.[name] !== 'number') throw new Error(`${path} lacks normalizer kind ${name}`);
     loaded = { addon, path };
   } catch (err) {
     loaded = { error: (err as Error).message, path };
@@ -150,7 +194,7 @@ function isIsolatedSplit(p: unknown, regex: string): boolean {
 function recognisePreTokenizer(pre: unknown): { kind: PreTokenizerKind; addPrefixSpace: boolean } | string {
   if (isObj(pre) && pre.type === 'ByteLevel') {
     if (pre.use_regex === false) return 'pre_tokenizer ByteLevel without use_regex (no split) is not supported';
-    return { kind: PreTokenizerKind.Gpt2, addPrefixSpace: pre.add_prefix_space === true };
+    return { kind: 'Gpt2', addPrefixSpace: pre.add_prefix_space === true };
   }
   if (!isObj(pre) || pre.type !== 'Sequence' || !Array.isArray(pre.pretokenizers)) {
     return `pre_tokenizer ${pre === null || pre === undefined ? 'null' : `"${typeName(pre)}"`} is not supported`;
@@ -163,8 +207,8 @@ function recognisePreTokenizer(pre: unknown): { kind: PreTokenizerKind; addPrefi
   const splits = list.slice(0, -1);
   if (splits.length === 1) {
     const s = splits[0];
-    if (isIsolatedSplit(s, CL100K_REGEX)) return { kind: PreTokenizerKind.Cl100k, addPrefixSpace: false };
-    if (isIsolatedSplit(s, QWEN2_REGEX)) return { kind: PreTokenizerKind.Qwen2, addPrefixSpace: false };
+    if (isIsolatedSplit(s, CL100K_REGEX)) return { kind: 'Cl100k', addPrefixSpace: false };
+    if (isIsolatedSplit(s, QWEN2_REGEX)) return { kind: 'Qwen2', addPrefixSpace: false };
     if (
       isObj(s) &&
       s.type === 'Split' &&
@@ -172,22 +216,22 @@ function recognisePreTokenizer(pre: unknown): { kind: PreTokenizerKind; addPrefi
       ((s.behavior === 'Isolated' && s.invert === false) || (s.behavior === 'Removed' && s.invert === true))
     ) {
       // Removed+invert keeps the matches and drops the gaps; this regex leaves no gaps.
-      return { kind: PreTokenizerKind.O200k, addPrefixSpace: false };
+      return { kind: 'O200k', addPrefixSpace: false };
     }
   }
   if (splits.length === 3 && splits.every((s, i) => isIsolatedSplit(s, DEEPSEEK_V3_REGEXES[i]!))) {
-    return { kind: PreTokenizerKind.DeepSeekV3, addPrefixSpace: false };
+    return { kind: 'DeepSeekV3', addPrefixSpace: false };
   }
   return 'pre_tokenizer Split regex not recognised';
 }
 
-function recogniseNormalizer(n: unknown): NormalizerKind | string {
-  if (n === null || n === undefined) return NormalizerKind.None;
-  if (isObj(n) && n.type === 'NFC') return NormalizerKind.Nfc;
+function recogniseNormalizer(n: unknown): { kind: NormalizerKind } | string {
+  if (n === null || n === undefined) return { kind: 'None' };
+  if (isObj(n) && n.type === 'NFC') return { kind: 'Nfc' };
   if (isObj(n) && n.type === 'Sequence' && Array.isArray(n.normalizers)) {
     const list = n.normalizers as unknown[];
-    if (list.length === 0) return NormalizerKind.None;
-    if (list.length === 1 && isObj(list[0]) && list[0].type === 'NFC') return NormalizerKind.Nfc;
+    if (list.length === 0) return { kind: 'None' };
+    if (list.length === 1 && isObj(list[0]) && list[0].type === 'NFC') return { kind: 'Nfc' };
     return `normalizer Sequence of ${list.map((x) => `"${typeName(x)}"`).join(', ')} is not supported`;
   }
   return `normalizer "${typeName(n)}" is not supported`;
@@ -220,7 +264,7 @@ function recognise(json: TokenizerJson, prescanned = false): Recognised | string
   if (typeof pre === 'string') return pre;
   const normalizer = recogniseNormalizer(json.normalizer);
   if (typeof normalizer === 'string') return normalizer;
-  return { preTokenizer: pre.kind, addPrefixSpace: pre.addPrefixSpace, normalizer };
+  return { preTokenizer: pre.kind, addPrefixSpace: pre.addPrefixSpace, normalizer: normalizer.kind };
 }
 
 /** null when the native core reproduces this tokenizer.json exactly, else the unsupported part. */
@@ -285,12 +329,12 @@ function buildModelBuffers(model: Obj): ModelBuffers {
   return { vocabKeys, vocabKeyLens, vocabIds, mergeText: Buffer.from(text, 'utf8'), mergeLens };
 }
 
-function buildSpec(json: TokenizerJson, r: Recognised, modelSpec: ModelSpec): NativeSpec {
+function buildSpec(addon: NativeAddon, json: TokenizerJson, r: Recognised, modelSpec: ModelSpec): NativeSpec {
   const model = json.model as Obj;
   const added = (json.added_tokens ?? []).map((t) => ({
     id: t.id,
     content: t.content,
-    pattern: t.normalized && r.normalizer === NormalizerKind.Nfc ? t.content.normalize('NFC') : t.content,
+    pattern: t.normalized && r.normalizer === 'Nfc' ? t.content.normalize('NFC') : t.content,
     special: !!t.special,
     lstrip: !!t.lstrip,
     rstrip: !!t.rstrip,
@@ -300,8 +344,8 @@ function buildSpec(json: TokenizerJson, r: Recognised, modelSpec: ModelSpec): Na
   return {
     ...modelSpec,
     added,
-    preTokenizer: r.preTokenizer,
-    normalizer: r.normalizer,
+    preTokenizer: addon.preTokenizerKinds[r.preTokenizer],
+    normalizer: addon.normalizerKinds[r.normalizer],
     addPrefixSpace: r.addPrefixSpace,
     ignoreMerges: model.ignore_merges === true,
     ...(process.env.PROMPTENC_NATIVE_QUEUE_MIN ? { queueMinSymbols: Number(process.env.PROMPTENC_NATIVE_QUEUE_MIN) } : {}),
@@ -323,64 +367,93 @@ function unavailable(error: string | undefined, path: string): PromptencError {
  * load.ts; undefined when the addon is not available or the scanner declines the file
  * (then JSON.parse reads it, and reports what is wrong with it).
  */
-export function prescanTokenizerJson(bytes: Uint8Array): PrescannedModel | undefined {
+export function prescanTokenizerJson(bytes: Uint8Array): ModelScan | undefined {
   const addon = loadAddon().addon;
-  if (!addon || typeof addon.scanModelJson !== 'function') return undefined;
-  const r = addon.scanModelJson(bytes);
-  return typeof r === 'string' ? undefined : { ...r };
+  if (!addon) return undefined;
+  let r: RawScan | string;
+  try {
+    r = addon.scanModelJson(bytes);
+  } catch (err) {
+    throw nativeError(err);
+  }
+  return typeof r === 'string' ? undefined : new NativeScan(r.model, r.ids, r.keyLengths, r.vocab, r.merges);
 }
 
 /**
- * For each string, the id of the vocab key of a prescanned tokenizer.json equal to it, or -1;
- * undefined when the addon cannot tell. Call before an Encoder consumes the scan.
+ * An error thrown by the addon as the PromptencError callers get: its own code when it is one
+ * of ours for arguments, else E_NATIVE_INTERNAL (a broken invariant of the core).
  */
-export function prescannedVocabIds(pre: PrescannedModel, strings: readonly string[]): Float64Array | undefined {
-  const addon = loadAddon().addon;
-  if (!addon || typeof addon.vocabIdsOf !== 'function') return undefined;
-  return addon.vocabIdsOf(pre.model, strings);
+function nativeError(err: unknown): PromptencError {
+  if (err instanceof PromptencError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  return new PromptencError(code === 'E_ARGUMENT' || code === 'E_IDS_INVALID' ? code : 'E_NATIVE_INTERNAL', message, { cause: err });
+}
+
+/**
+ * The Vocabulary of a scan whose Encoder build found no two equal keys and no shared id, so
+ * ids / keyLengths describe model.vocab exactly. `added` holds the vocab id (or -1) of each
+ * added token's content, looked up before the Encoder took the scan; another string is looked
+ * up in the parsed model.vocab (a full JSON.parse of the file, which nothing in a load needs).
+ */
+function scannedVocabulary(json: TokenizerJson, scan: NativeScan, added: ReadonlyMap<string, number>): Vocabulary {
+  const parsed = memo(() => parsedVocabulary(json));
+  return {
+    size: scan.ids.length,
+    idOf(token) {
+      const id = added.get(token);
+      if (id !== undefined) return id >= 0 ? id : undefined;
+      return parsed()?.idOf(token);
+    },
+    tokenByteLengths: memo(() => byteLevelTokenLengths(json, scan)),
+  };
 }
 
 /** Builds the native backend; throws E_NATIVE_UNSUPPORTED or E_NATIVE_UNAVAILABLE. */
 export function createNativeBackend(init: BackendInit): Backend {
-  // A prescanned model is consumed by the first Encoder built from it.
-  const pre = init.prescanned && init.prescanned.unique === undefined ? init.prescanned : undefined;
-  const r = recognise(init.tokenizerJson, pre !== undefined);
+  const json = init.tokenizerJson;
+  // A scan is consumed by the first backend built from it, whatever happens next.
+  const scan = init.prescanned instanceof NativeScan && init.prescanned.take() ? init.prescanned : undefined;
+  const r = recognise(json, scan !== undefined);
   if (typeof r === 'string') {
-    if (pre) {
-      // The JS backend will serve this file: free the scan now (≈ 20 MB for gemma3).
-      pre.unique = false;
-      loadAddon().addon?.releaseModel?.(pre.model);
-    }
+    // The JS backend will serve this file: free the scan now (≈ 20 MB for gemma3).
+    if (scan) loadAddon().addon?.releaseModel(scan.model);
     throw new PromptencError('E_NATIVE_UNSUPPORTED', `The native core cannot reproduce this tokenizer exactly: ${r}`);
   }
   const status = loadAddon();
   if (!status.addon) throw unavailable(status.error, status.path);
-  const Encoder = status.addon.Encoder;
-  const construct = (model: ModelSpec): NativeEncoder => {
+  const addon = status.addon;
+  /** The Encoder, or undefined when a scanned model must be rebuilt from the parsed vocab. */
+  const construct = (model: ModelSpec): NativeEncoder | undefined => {
+    let made: NativeEncoder | string;
     try {
-      return new Encoder(buildSpec(init.tokenizerJson, r, model));
+      made = addon.createEncoder(buildSpec(addon, json, r, model));
     } catch (err) {
-      if ((err as { code?: string }).code === 'E_NATIVE_RETRY') throw err;
-      if ((err as { code?: string }).code === 'E_NATIVE_UNSUPPORTED') throw new PromptencError('E_NATIVE_UNSUPPORTED', (err as Error).message, { cause: err });
-      const code = (err as { code?: string }).code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE';
-      throw new PromptencError(code, `native encoder construction failed: ${(err as Error).message}`, { cause: err });
+      const code = (err as { code?: string }).code;
+      if (code === 'E_NATIVE_UNSUPPORTED') throw new PromptencError('E_NATIVE_UNSUPPORTED', (err as Error).message, { cause: err });
+      throw new PromptencError(code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE', `native encoder construction failed: ${(err as Error).message}`, { cause: err });
     }
+    return typeof made === 'string' ? undefined : made;
   };
   let core: NativeEncoder | undefined;
-  if (pre) {
-    pre.unique = false; // consumed, whatever happens next
-    try {
-      core = construct({ model: pre.model });
-      pre.unique = true;
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'E_NATIVE_RETRY') throw err;
-      // Two equal keys or a shared id: which one wins follows JS object key order, so the
-      // vocab is rebuilt from the JSON.parse result (the lazy model.vocab).
-    }
+  let vocabulary: Vocabulary | undefined;
+  if (scan) {
+    // Looked up before the Encoder takes the scan, for the loader's added-token id check.
+    const contents = (json.added_tokens ?? []).map((t) => t.content);
+    const ids = contents.length > 0 ? addon.vocabIdsOf(scan.model, contents) : new Float64Array(0);
+    core = construct({ model: scan.model });
+    if (core) vocabulary = scannedVocabulary(json, scan, new Map(contents.map((c, i) => [c, ids[i]!])));
+    // Else two equal keys or a shared id: which one wins follows JS object key order, so the
+    // vocab is rebuilt from the JSON.parse result (the lazy model.vocab).
   }
-  core ??= construct(buildModelBuffers(init.tokenizerJson.model as Obj));
+  // The parsed vocab has no two equal keys, so this build never asks for another.
+  core ??= construct(buildModelBuffers(json.model as Obj));
+  if (!core) throw new PromptencError('E_NATIVE_INTERNAL', 'the native encoder asked to rebuild a vocabulary that has no two equal keys');
+  vocabulary ??= parsedVocabulary(json);
+  return nativeBackend(init, core, r.normalizer === 'Nfc', vocabulary);
+}
 
-  const nfc = r.normalizer === NormalizerKind.Nfc;
+function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, vocabulary: Vocabulary | undefined): Backend {
   let js: Backend | undefined;
   // Exact fallback for the rare non-NFC input of an NFC tokenizer.
   const jsFallback = (): Backend => (js ??= createJsBackend(init));
@@ -389,67 +462,72 @@ export function createNativeBackend(init: BackendInit): Backend {
   // composition is at or above U+0300. The regex skips ICU for such text (most code and
   // English prose): ≈ 5.5 → 3 ms per 5 MB of the bench corpus.
   const needsFallback = (text: string): boolean => nfc && MAY_NOT_BE_NFC.test(text) && text.normalize('NFC') !== text;
-  const checkText = (text: unknown, what: string): void => {
-    if (typeof text !== 'string') {
-      throw new PromptencError('E_ARGUMENT', `${what}: expected a string, received ${typeof text}`);
-    }
-  };
 
   // Short results come back through one array owned by the encoder and are copied out
   // with slice: cheaper than a new Uint32Array made through N-API on every call.
-  const shared = core.sharedIds?.();
-  const encodeCore = shared
-    ? (text: string): Uint32Array => {
-        const r = core.encodeShared!(text);
-        return typeof r === 'number' ? shared.slice(0, r) : r;
-      }
-    : (text: string): Uint32Array => core.encode(text);
+  const shared = core.sharedIds();
+  const idsOf = (r: number | Uint32Array): Uint32Array => (typeof r === 'number' ? shared.slice(0, r) : r);
   // The marks array is replaced by a larger one when a call needs more room; its first slot
   // always gets the count, so a stale array tells that a new one must be fetched.
-  let marksArray = shared && core.encodeMarked && core.sharedMarks ? core.sharedMarks() : undefined;
+  let marksArray = core.sharedMarks();
 
+  // Arguments are checked by PromptTokenizer (src/options.ts) before they reach a backend.
   return {
     kind: 'native',
+    vocabulary,
     encode(text: string): Uint32Array {
-      checkText(text, 'text');
       if (needsFallback(text)) return jsFallback().encode(text);
-      return encodeCore(text);
+      try {
+        return idsOf(core.encode(text));
+      } catch (err) {
+        throw nativeError(err);
+      }
     },
-    ...(marksArray && {
-      encodeMarked(text: string): { ids: Uint32Array; marks: Uint32Array | undefined } {
-        checkText(text, 'text');
-        if (needsFallback(text)) return { ids: jsFallback().encode(text), marks: undefined };
-        const r = core.encodeMarked!(text);
-        const ids = typeof r === 'number' ? shared!.slice(0, r) : r;
-        const count = marksArray![0]!;
-        if (1 + 3 * count > marksArray!.length) marksArray = core.sharedMarks!();
-        return { ids, marks: marksArray!.slice(1, 1 + 3 * count) };
-      },
-    }),
+    encodeMarked(text: string): { ids: Uint32Array; marks: Uint32Array | undefined } {
+      if (needsFallback(text)) return { ids: jsFallback().encode(text), marks: undefined };
+      let ids: Uint32Array;
+      try {
+        ids = idsOf(core.encodeMarked(text));
+      } catch (err) {
+        throw nativeError(err);
+      }
+      const count = marksArray[0]!;
+      if (1 + 3 * count > marksArray.length) marksArray = core.sharedMarks();
+      return { ids, marks: marksArray.slice(1, 1 + 3 * count) };
+    },
     count(text: string): number {
-      checkText(text, 'text');
       if (needsFallback(text)) return jsFallback().count(text);
-      return core.count(text);
+      try {
+        return core.count(text);
+      } catch (err) {
+        throw nativeError(err);
+      }
     },
     decode(ids: Uint32Array, skipSpecialTokens: boolean): string {
-      if (!(ids instanceof Uint32Array)) {
-        throw new PromptencError('E_IDS_INVALID', 'ids: expected a Uint32Array');
+      try {
+        return core.decode(ids, skipSpecialTokens);
+      } catch (err) {
+        throw nativeError(err);
       }
-      return core.decode(ids, !!skipSpecialTokens);
     },
     async encodeAsync(text: string): Promise<Uint32Array> {
-      checkText(text, 'text');
       if (needsFallback(text)) return jsFallback().encode(text);
-      return core.encodeAsync(text);
+      try {
+        return await core.encodeAsync(text);
+      } catch (err) {
+        throw nativeError(err);
+      }
     },
     async encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]> {
-      if (!Array.isArray(texts)) throw new PromptencError('E_ARGUMENT', 'texts: expected an array of strings');
-      texts.forEach((t, i) => checkText(t, `texts[${i}]`));
-      const t = Number.isFinite(threads) && threads >= 1 ? Math.floor(threads) : 1;
-      if (!nfc) return core.encodeBatch(texts, t);
-      const out = await core.encodeBatch(texts.map((x) => (needsFallback(x) ? '' : x)), t);
-      texts.forEach((x, i) => {
-        if (needsFallback(x)) out[i] = jsFallback().encode(x);
+      const fallback = nfc ? texts.map(needsFallback) : undefined;
+      let out: Uint32Array[];
+      try {
+        out = await core.encodeBatch(fallback ? texts.map((x, i) => (fallback[i] ? '' : x)) : texts, threads);
+      } catch (err) {
+        throw nativeError(err);
+      }
+      fallback?.forEach((f, i) => {
+        if (f) out[i] = jsFallback().encode(texts[i]!);
       });
       return out;
     },

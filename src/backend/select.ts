@@ -1,8 +1,29 @@
 import { PromptencError } from '../errors.js';
 import { createJsBackend } from './js.js';
+import type { ModelScanner } from '../load.js';
 import type { Backend, BackendChoice, BackendInit } from './types.js';
 
 let warnedUnavailable = false;
+
+type NativeModule = typeof import('./native.js');
+let nativeModule: Promise<NativeModule> | undefined;
+/** The native backend module, imported on first use (a JS-only load never imports it). */
+function importNative(): Promise<NativeModule> {
+  return (nativeModule ??= import('./native.js'));
+}
+
+/**
+ * The reader of model.vocab / model.merges for readTokenizerFiles when `choice` may use the
+ * native core (the slow part of a load was JSON.parse of those two values), else undefined.
+ */
+export async function modelScanner(choice: BackendChoice): Promise<ModelScanner | undefined> {
+  if (choice === 'js') return undefined;
+  try {
+    return (await importNative()).prescanTokenizerJson;
+  } catch {
+    return undefined; // createBackend reports a native module that fails to load
+  }
+}
 
 /**
  * Pick the backend: 'js' and 'native' are exact requests (native throws when it cannot
@@ -11,9 +32,9 @@ let warnedUnavailable = false;
  */
 export async function createBackend(init: BackendInit, choice: BackendChoice): Promise<Backend> {
   if (choice === 'js') return createJsBackend(init);
-  let native: typeof import('./native.js');
+  let native: NativeModule;
   try {
-    native = await import('./native.js');
+    native = await importNative();
   } catch (err) {
     const e = new PromptencError('E_NATIVE_UNAVAILABLE', `native backend module failed to load: ${(err as Error).message}`, { cause: err });
     if (choice === 'native') throw e;

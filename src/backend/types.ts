@@ -3,55 +3,11 @@
  * (BOS/EOS from tokenizer_config, chat templates, validation); a Backend only
  * turns text into IDs and back, with exact Hugging Face `tokenizers` semantics.
  */
+import type { ModelScan } from '../load.js';
+import type { TokenizerJson } from '../tokenizer-json.js';
+
 export type BackendKind = 'native' | 'js';
 export type BackendChoice = BackendKind | 'auto';
-
-/** An entry of tokenizer.json `added_tokens`, as Hugging Face defines it. */
-export interface AddedTokenSpec {
-  id: number;
-  content: string;
-  special: boolean;
-  lstrip: boolean;
-  rstrip: boolean;
-  single_word: boolean;
-  normalized: boolean;
-}
-
-/** The parsed tokenizer.json, with only the fields promptenc reads typed. */
-export interface TokenizerJson {
-  added_tokens?: AddedTokenSpec[];
-  normalizer?: unknown;
-  pre_tokenizer?: unknown;
-  post_processor?: unknown;
-  decoder?: unknown;
-  model: {
-    type?: string;
-    vocab: Record<string, number> | unknown;
-    merges?: unknown[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
-
-/**
- * model.vocab / model.merges as the native core read them from the file bytes
- * (native.ts prescanTokenizerJson). `model` is an opaque handle that one native Encoder
- * consumes; ids / keyLengths (UTF-16) are per key, in file order.
- */
-export interface PrescannedModel {
-  readonly model: unknown;
-  readonly ids: Uint32Array;
-  readonly keyLengths: Uint32Array;
-  /** Byte ranges of the two values in the file. */
-  readonly vocab: readonly [number, number];
-  readonly merges: readonly [number, number];
-  /**
-   * Set by the native backend when it consumes `model`: true once an Encoder was built
-   * from it (the build found no two equal keys and no shared id, so ids / keyLengths
-   * describe the vocab exactly), false when the build failed or was redone from the parsed vocab.
-   */
-  unique?: boolean;
-}
 
 /** What a backend needs to build itself. Both files are already parsed and validated. */
 export interface BackendInit {
@@ -62,7 +18,24 @@ export interface BackendInit {
   tokenizerJson: TokenizerJson;
   /** tokenizer_config.json, or {} when absent. */
   tokenizerConfig: Record<string, unknown>;
-  prescanned?: PrescannedModel;
+  /** model.vocab / model.merges as a backend's own scanner read them (readTokenizerFiles `scan`). */
+  prescanned?: ModelScan;
+}
+
+/**
+ * model.vocab as the backend built it: what the loader checks added-token ids against and
+ * what sessions and accounting measure token boundaries with.
+ */
+export interface Vocabulary {
+  /** The number of distinct model.vocab keys. */
+  readonly size: number;
+  /** The id of the model.vocab key equal to `token`, or undefined when it is no key. */
+  idOf(token: string): number | undefined;
+  /**
+   * UTF-8 byte length of each token id for byte-level BPE models (0 for added tokens, which
+   * are measured from their matched text), or undefined for other models. Built on first call.
+   */
+  tokenByteLengths(): Uint16Array | undefined;
 }
 
 export interface Backend {
@@ -92,4 +65,6 @@ export interface Backend {
    * not known for this text (the NFC fallback), scan instead.
    */
   encodeMarked?(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
+  /** model.vocab, or undefined when it is not a key → id object (not a BPE-style model). */
+  readonly vocabulary: Vocabulary | undefined;
 }

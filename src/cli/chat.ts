@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { PromptencError, describeValue } from '../errors.js';
-import type { ChatOptions } from '../tokenizer.js';
+import type { ChatOptions } from '../options.js';
 import type { ChatMessage } from '../template/messages.js';
 import type { ChatTokenBreakdown } from '../accounting.js';
 import { addModelOptions, loadFromFlags, parseJsonFlag, readJsonFile, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
@@ -26,12 +26,14 @@ function firstWords(m: ChatMessage): string {
 export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown): string {
   const pct = (n: number) => (b.total === 0 ? '0.0%' : `${((100 * n) / b.total).toFixed(1)}%`);
   const rows: string[][] = [['#', 'role', 'first words', 'tokens', 'share']];
-  messages.forEach((m, i) => rows.push([String(i), m.role, firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]));
+  messages.forEach((m, i) => {
+    rows.push([String(i), m.role, firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]);
+  });
   rows.push(['', 'tools', '', String(b.tools), pct(b.tools)]);
   rows.push(['', 'template', '(role headers, BOS, generation prompt)', String(b.template), pct(b.template)]);
   rows.push(['', 'total', '', String(b.total), '100.0%']);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...r[c]!].length)));
-  return rows.map((r) => r.map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n') + '\n';
+  return `${rows.map((r) => r.map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n')}\n`;
 }
 
 /** The messages file holds an array of messages or an object { messages, tools }. */
