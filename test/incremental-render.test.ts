@@ -199,12 +199,12 @@ it('sees edits made in place deep inside a message, also in objects that are not
 });
 
 /**
- * Counterexamples found by a review of the reuse rule (each failed before its fix): state that
+ * Counterexamples to wrong reuse rules (each fails under the rule it breaks): state that
  * crosses iterations as containers or functions (identity, closures, nested namespaces), the
  * recording proxy's identity, break inside a macro, operand order, callers' functions, the
  * message cache's snapshot (holes, non-enumerable fields).
  */
-describe('review counterexamples: incremental render equals a full render', () => {
+describe('templates whose state crosses iterations: incremental render equals a full render', () => {
   const u = (content: string) => ({ role: 'user', content }) as ChatMessage;
   const a = (content: string) => ({ role: 'assistant', content }) as ChatMessage;
   const call = (args: unknown) => ({ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }) as unknown as ChatMessage;
@@ -248,19 +248,19 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['kwargs.messages', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == messages[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [], kwargs: { messages: [u('x')] } }, { messages: [], kwargs: { messages: [u('x'), a('y')] } }]],
     ['a caller function with outside state', `{% for m in messages %}{{ m.content }}@{{ today() }};{% endfor %}`, [() => ((day = 'Mon'), { messages: [u('x')], kwargs: { today } }), () => ((day = 'Tue'), { messages: [u('x'), a('y')], kwargs: { today } })]],
     ['a hole against undefined in an extra field', `{% for m in messages %}{{ m.meta|tojson }}{% endfor %}`, [{ messages: [{ role: 'user', content: 'x', meta: [, 1] } as unknown as ChatMessage] }, { messages: [{ role: 'user', content: 'x', meta: [undefined, 1] } as unknown as ChatMessage] }]],
-    // Second review: message values compared by identity (a message only equals itself).
+    // Message values compared by identity (a message only equals itself).
     ['the last message by identity', `{% for m in messages %}{% if m == messages[-1] %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
     ['the last message kept before the loop', `{% set last = messages[-1] %}{% for m in messages %}{% if m == last %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
     ['messages in an outer list', `{% set ends = [messages[0], messages[-1]] %}{% for m in messages %}{% if m in ends %}E{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
     ['a list the template built', `{% set messages = messages + [messages[-1]] %}{% for m in messages %}{% if m == loop.previtem %}D{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
     ['a function inside a message', `{% for m in messages %}{{ m.content }}{% if m.today is defined %}@{{ m.today() }}{% endif %};{% endfor %}`, [() => ((day = 'Mon'), { messages: [dated] }), () => ((day = 'Tue'), { messages: [dated, a('y')] })]],
-    // Third review: identity of lists and mappings that do not sit at a message's position.
+    // Identity of lists and mappings that do not sit at a message's position.
     ['a part of a message kept before the loop', `{% set fc = messages[-1].content %}{% for m in messages %}{% if m.content == fc %}L{% endif %}{{ m.role }};{% endfor %}`, [{ messages: [parts('x')] }, { messages: [parts('x'), parts('x')] }]],
     ['lists the template built', `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{% if L[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
     ['tools by identity', `{% set t = tools[(messages|length) - 1] %}{% for m in messages %}{% if tools[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')], tools: twoTools }, { messages: [u('x'), a('y')], tools: twoTools }]],
     ['unique over lists the template built', `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{{ [L[0], t]|unique|length }}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
     ['macros defined in a loop', `{% set ns = namespace(f1=none, f2=none) %}{% for i in [1, 2] %}{% macro f() %}{{ i }}{% endmacro %}{% if i == 1 %}{% set ns.f1 = f %}{% else %}{% set ns.f2 = f %}{% endif %}{% endfor %}{% set g = ns.f1 %}{% set h = ns.f2 if messages|length > 1 else ns.f1 %}{% for m in messages %}{% if g == h %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    // Fourth review.
+    // A namespace and a number in the same outer variable; the loop variable or `loop` reassigned.
     ['an outer number where a namespace was', `{% if messages|length > 1 %}{% set x = namespace(a='NS') %}{% else %}{% set x = 0 %}{% endif %}{% for m in messages %}[{{ x is number }}]{% endfor %}`, [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }]],
     ['a namespace where an outer number was', `{% if messages|length > 1 %}{% set x = 0 %}{% else %}{% set x = namespace(a='NS') %}{% endif %}{% for m in messages %}[{{ x.a if x is not number else 'num' }}]{% endfor %}`, [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }]],
     ['the loop variable reassigned in the body', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m }}{% endcall %}{% endif %}{{ m.content }};{% set m = 'X' %}{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
@@ -272,7 +272,7 @@ describe('review counterexamples: incremental render equals a full render', () =
     ['an inherited field, then an own one', `{% for m in messages %}[{{ m.extra }}]{% endfor %}`, [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })]],
     ['tool_calls defined later, not enumerable', `{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %}{% endif %};{% endfor %}`, [{ messages: [later] }, () => (Object.defineProperty(later, 'tool_calls', { value: hiddenCalls, enumerable: false }), { messages: [later] })]],
     ['a plain tool call edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{{ tc.function.arguments|tojson }}{% endfor %};{% endfor %}`, [{ messages: [plainCalls] }, () => ((plainCalls.tool_calls![0]!.function.name = 'g'), { messages: [plainCalls] }), () => (((plainCalls.tool_calls![0]!.function.arguments as Record<string, number>).a = 2), { messages: [plainCalls] })]],
-    // Fifth review (the loop's reused prefix): a namespace's key order is state.
+    // The loop's reused prefix: a namespace's key order is state.
     ['keys a reused prefix creates keep the order of their first writes', `{%- set ns = namespace() -%}{%- for m in messages -%}{%- if loop.index0 == 0 %}{{ ns.b }}{% set ns.a = 1 %}{% endif -%}{%- if loop.index0 == 1 %}{% set ns.b = 2 %}{% endif -%}{{ m.content }};{%- endfor -%}{{ ns }}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
     ['the same namespace values in another key order at the loop start', `{%- set ns = namespace() -%}{%- if messages|length > 2 %}{% set ns.b = 1 %}{% set ns.a = 1 %}{% else %}{% set ns.a = 1 %}{% set ns.b = 1 %}{% endif -%}{%- for m in messages -%}{{ ns|tojson }}{{ m.content }};{%- endfor -%}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
     ['a namespace number compared at the boundaries as the list shrinks and grows', `{% set ns = namespace() %}{% set ns.n = messages|length %}{% for m in messages %}{% if ns.n > 3 %}G{% endif %}{% if ns.n >= 4 %}H{% endif %}{% if 3 < ns.n %}I{% endif %}{% if ns.n == 4 %}J{% endif %}{% if ns.n != 3 %}K{% endif %}{% if ns.n <= 3 %}L{% endif %}{% if 4 > ns.n %}M{% endif %}{{ m.content }};{% endfor %}`, [5, 4, 3, 4, 5, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) }))],
@@ -384,8 +384,8 @@ describe('review counterexamples: incremental render equals a full render', () =
   });
 
   it('caller code inside a render that calls the same session (a chat or a text call) leaves the outer call exact', async () => {
-    // Second review: the outer render's prefix bound was taken against pieces and a session text
-    // that the inner call had replaced.
+    // The outer render's prefix bound must not be taken against pieces and a session text that
+    // the inner call replaced.
     const tok = await loadTokenizer('qwen3');
     const chatTemplate = `{{ g }}{{ f() }}{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}`;
     const msgs = [u('hello there'), a('hi '.repeat(50))];
@@ -413,9 +413,9 @@ describe('review counterexamples: incremental render equals a full render', () =
   });
 
   it('caller code inside a loop whose prefix was reused that calls the same session leaves the next call exact', async () => {
-    // Third review: a function in a message field runs inside the messages loop, after its shared
-    // prefix was taken over; the inner call's render cut the same records' arrays and appended its
-    // own iterations, and the call after the outer one reused them.
+    // A function in a message field runs inside the messages loop, after its shared prefix was
+    // taken over; an inner render that cut the same records' arrays and appended its own
+    // iterations would leave them for the call after the outer one to reuse.
     const tok = await loadTokenizer('qwen3');
     const chatTemplate = `{% set ns = namespace(n=messages|length) %}{% for m in messages %}<{{ m.role }}>{{ m.content }}{% if loop.index0 >= 3 and loop.index0 == ns.n - 3 %}MARK{% endif %}{% if m.cb is defined %}{{ m.cb() }}{% endif %}|{% endfor %}`;
     const opts = { chatTemplate };

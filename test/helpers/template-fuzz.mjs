@@ -2,8 +2,8 @@
 // built from blocks that stress the reuse rule (loop-scope variables set in some iterations or
 // first set late, namespaces, recorded comparisons, loop.* and messages[...] reads, identity
 // tests, tool calls) against random edit scripts; every step's incremental render must equal a
-// full render (or both must throw the same message). Written by a review of the reuse rule
-// (it found 13 failing seeds in 3,000 for a stale loop-scope snapshot; see incremental-fuzz.test).
+// full render (or both must throw the same message). A stale loop-scope snapshot fails 13
+// seeds in 3,000 (see incremental-fuzz.test).
 import { rng } from './conversation.mjs';
 
 const PRELUDE = [
@@ -97,8 +97,8 @@ const EXTRA = [
 const POST = [`|{{ ns.c }}|{{ ns.last }}|{{ ns.lu }}|{{ ns.later }}|{{ ns.s }}`, `{% if add_generation_prompt %}<gen>{% endif %}`];
 
 /**
- * The namespace family (written by a review of the loop's reused prefix, which it found two
- * key-order bugs with): keys created mid-loop, read or compared before their first write,
+ * The namespace family (for the loop's reused prefix; a rule that ignores key order fails
+ * it): keys created mid-loop, read or compared before their first write,
  * created before the loop in an order that depends on the list, printed whole, a second namespace.
  */
 const NS_PRELUDES = [
@@ -178,7 +178,7 @@ export function makeTemplate(r, extra = false) {
     const n = 2 + Math.floor(r() * 7);
     let body = '';
     for (let i = 0; i < n; i++) body += pick(blocks).replace('K', String(Math.floor(r() * 4)));
-    if (r() < 0.5) body = `{{ m.content }}` + body;
+    if (r() < 0.5) body = `{{ m.content }}${body}`;
     s += `{% for m in messages %}${body}\n{% endfor %}`;
   }
   for (const p of POST) if (r() < 0.5) s += p;
@@ -231,6 +231,12 @@ export function* script(r, steps, start = 1) {
  * rendered with `compileTemplate` and a `RenderMemo` (passed in, so tests use the sources).
  * mode 'kwargs' passes the list as kwargs.messages (no message cache: more position lookups).
  * Returns { ok: true, reused } or the first mismatch with the template and the edit history.
+ * @param {{ compileTemplate: Function, RenderMemo: Function }} lib the sources under test
+ * @param {number} seed
+ * @param {number} [steps]
+ * @param {'cache' | 'kwargs'} [mode]
+ * @param {number} [start]
+ * @param {boolean | 'namespace'} [extra] true: the extended family; 'namespace': the namespace family
  */
 export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode = 'cache', start = 1, extra = false) {
   const r = rng(seed);
