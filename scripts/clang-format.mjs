@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// `npm run format:native` formats the C++ sources of native/ with clang-format (.clang-format);
+// `--check` (npm run lint:native) only reports files that differ and exits 1 if any do.
+// The generated Unicode tables are left alone (scripts/gen-unicode-tables.mjs writes them).
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const check = process.argv.includes('--check');
+const files = [];
+for (const dir of ['native', 'native/core']) {
+  for (const name of readdirSync(join(root, dir))) {
+    if (/\.(cc|h)$/.test(name) && name !== 'unicode_tables.h') files.push(join(dir, name));
+  }
+}
+const args = check ? ['--dry-run', '--Werror', '--style=file', ...files] : ['-i', '--style=file', ...files];
+const r = spawnSync('clang-format', args, { cwd: root, stdio: 'inherit' });
+if (r.error) {
+  console.error(`promptenc: clang-format not found (${r.error.message}); on Debian: apt-get install clang-format`);
+  process.exit(1);
+}
+process.exit(r.status ?? 1);
