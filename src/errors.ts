@@ -14,7 +14,14 @@ export type ErrorCode =
   | 'E_NATIVE_UNSUPPORTED'
   | 'E_NATIVE_INTERNAL'
   | 'E_BUDGET'
-  | 'E_IO';
+  | 'E_IO'
+  // The HTTP service (src/server/): a request body, a route, a model name.
+  | 'E_JSON_INVALID'
+  | 'E_REQUEST_INVALID'
+  | 'E_BODY_TOO_LARGE'
+  | 'E_MODEL_NOT_FOUND'
+  | 'E_ROUTE_NOT_FOUND'
+  | 'E_INTERNAL';
 
 export class PromptencError extends Error {
   readonly code: ErrorCode;

@@ -6,6 +6,7 @@ import { encodeCommand, countCommand } from './encode.js';
 import { decodeCommand } from './decode.js';
 import { chatCommand } from './chat.js';
 import { benchCommand } from './bench.js';
+import { serveCommand } from './serve.js';
 import { enableFastTemplates } from '../template/v8-tuning.js';
 
 // The CLI owns its process, so it takes the faster template rendering (see v8-tuning.ts).
@@ -17,7 +18,7 @@ const program = new Command('promptenc')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand(), benchCommand()]) {
+for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand(), benchCommand(), serveCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 
