@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'E_BODY_TOO_LARGE'
   | 'E_MODEL_NOT_FOUND'
   | 'E_ROUTE_NOT_FOUND'
+  | 'E_LIMIT'
   | 'E_INTERNAL';
 
 export class PromptencError extends Error {

@@ -19,6 +19,8 @@ interface ServeFlags {
   sessions: string;
   sessionMemory: string;
   sessionIdle: string;
+  jobTimeout: string;
+  threadMemory: string;
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3 };
@@ -48,6 +50,10 @@ async function serverOptions(flags: ServeFlags): Promise<ServerOptions> {
       maxSessions: parseCount(flags.sessions, '--sessions', 0, 1_000_000),
       maxBytes: parseSize(flags.sessionMemory, '--session-memory'),
       idleMs: parseCount(flags.sessionIdle, '--session-idle', 1, 86_400 * 30) * 1000,
+    },
+    limits: {
+      jobTimeoutMs: parseCount(flags.jobTimeout, '--job-timeout', 1, 86_400) * 1000,
+      threadMemoryMb: parseCount(flags.threadMemory, '--thread-memory', 64, 1_048_576),
     },
   };
 }
@@ -123,6 +129,8 @@ export function serveCommand(): Command {
     .option('--sessions <n>', 'most conversations kept for session_id', '1024')
     .option('--session-memory <size>', 'memory budget of the kept conversations (estimated)', '512mb')
     .option('--session-idle <seconds>', 'drop a conversation unused this long', '600')
+    .option('--job-timeout <seconds>', 'stop a request running longer than this on a worker thread (400 E_LIMIT)', '30')
+    .option('--thread-memory <mb>', 'heap limit of each worker thread; a request over it fails alone (400 E_LIMIT)', '4096')
     .addOption(new Option('--backend <kind>', 'encoder backend').choices(['auto', 'native', 'js']).default('auto'))
     .action(async (flags: ServeFlags) => {
       if (sources.length === 0) throw new UsageError('one of --model NAME or --tokenizer PATH is required');

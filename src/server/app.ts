@@ -5,7 +5,7 @@ import type { Endpoint, HandlerContext } from './endpoint.js';
 import { failureOf } from './errors.js';
 import { execute, parseJsonBody, type JobResult } from './execute.js';
 import { ModelRegistry, type ModelSpec } from './models.js';
-import { WorkerPool } from './pool.js';
+import { WorkerPool, type PoolLimits } from './pool.js';
 import { SessionStore, type SessionLimits } from './sessions.js';
 import { compileSchema, schemaError } from './validate.js';
 
@@ -19,6 +19,8 @@ export interface ServerOptions {
   /** Bodies up to this many bytes without a session_id are handled on the event loop. */
   inlineMax: number;
   sessions: SessionLimits;
+  /** Limits of a job on a worker thread (time, memory). */
+  limits: PoolLimits;
   /** One line per request (JSON); default stderr. */
   log?: (line: string) => void;
 }
@@ -79,7 +81,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function startServer(specs: ModelSpec[], opts: ServerOptions): Promise<RunningServer> {
   const models = await ModelRegistry.load(specs);
-  const pool = opts.threads > 0 ? await WorkerPool.start(opts.threads, { specs, sessions: { ...opts.sessions, maxBytes: Math.floor(opts.sessions.maxBytes / opts.threads) } }) : undefined;
+  const pool = opts.threads > 0 ? await WorkerPool.start(opts.threads, { specs, sessions: { ...opts.sessions, maxBytes: Math.floor(opts.sessions.maxBytes / opts.threads) } }, opts.limits) : undefined;
   // With threads, sessions live there (a conversation always meets the same thread); without, here.
   const ctx: HandlerContext = { models, sessions: pool ? undefined : new SessionStore(opts.sessions) };
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -124,9 +126,10 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
       const raw = body.bytes;
       return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, raw }, peekSessionId(raw)));
     }
-    const sessionId = (body as { session_id?: unknown } | undefined)?.session_id;
-    if (pool && typeof sessionId === 'string') {
-      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, body }, sessionId));
+    const { session_id: sessionId, chat_template: template } = (body ?? {}) as { session_id?: unknown; chat_template?: unknown };
+    // A request's own template may not end: it runs on a thread, under the job time limit.
+    if (pool && (typeof sessionId === 'string' || typeof template === 'string')) {
+      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, body }, typeof sessionId === 'string' ? sessionId : undefined));
     }
     return send(req, reply, await execute(ctx, endpoint, { body }));
   };
