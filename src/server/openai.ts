@@ -12,7 +12,12 @@ import { objectSchema, type Endpoint, type HandlerContext, type Outcome } from '
 
 const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
 
-function textOf(content: unknown, where: string): string | Array<{ type: 'text'; text: string }> {
+/**
+ * An item's text. Parts are joined with "\n", as vLLM flattens text-only content for a template
+ * that reads content as a string (chat_template_content_format "string"): most templates call
+ * string methods on content, which a list of parts would fail.
+ */
+function textOf(content: unknown, where: string): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) throw new PromptencError('E_REQUEST_INVALID', `${where}: expected a string or a list of content parts, received ${describeValue(content)}`);
   return content.map((part, i) => {
@@ -20,8 +25,8 @@ function textOf(content: unknown, where: string): string | Array<{ type: 'text';
     if (!p || typeof p !== 'object' || !TEXT_PARTS.has(p.type as string) || typeof p.text !== 'string') {
       throw new PromptencError('E_REQUEST_INVALID', `${where}[${i}]: only text parts (input_text, output_text) can be counted, received ${describeValue((p as { type?: unknown })?.type ?? p)}`);
     }
-    return { type: 'text' as const, text: p.text };
-  });
+    return p.text;
+  }).join('\n');
 }
 
 /** Responses input items → chat messages: messages, function calls (grouped into one assistant turn) and their outputs. */
@@ -44,7 +49,9 @@ export function responsesInputToMessages(input: unknown, instructions: unknown):
       const call = { id: item.call_id as string, type: 'function', function: { name: item.name as string, arguments: item.arguments as string } };
       const last = messages[messages.length - 1];
       if (last && last.role === 'assistant' && Array.isArray(last.tool_calls)) last.tool_calls.push(call);
-      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+      // Content "" rather than null: vLLM's string content format also gives "" for no parts,
+      // and templates test content with `in` or string methods, which fail on null.
+      else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
     } else if (type === 'function_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.call_id as string, content: textOf(item.output, `${where}.output`) });
     } else {
