@@ -27,21 +27,19 @@ export interface LinesResult {
 }
 
 interface Pending {
+  id: number;
   job: Job;
   resolve(r: unknown): void;
   reject(e: Error): void;
-  /** Retried once on a new thread when another job killed this one's thread. */
-  retried: boolean;
 }
 
 interface Slot {
   worker: Worker;
-  /** In dispatch order; a thread runs its jobs one after another, so the first one is running. */
-  pending: Map<number, Pending>;
+  ready: boolean;
+  /** Jobs not yet sent: a thread gets one job at a time, so a lost thread loses only the job it ran. */
+  queue: Pending[];
+  running?: Pending;
   timer?: NodeJS.Timeout;
-  ready: Promise<void>;
-  /** Set when the pool stopped the thread over a time limit: its running job is already answered. */
-  timedOut?: boolean;
 }
 
 /** FNV-1a: a stable spread of session ids over the threads, so a conversation keeps meeting its session. */
@@ -56,7 +54,7 @@ function hash(key: string): number {
  * validated, rendered and encoded there, so the event loop keeps answering small requests.
  * A job with a session key always goes to the same thread; others to the least busy one.
  * A job over its time or memory limit (a hostile template) loses its thread, not the process:
- * it is answered with E_LIMIT, the thread is replaced, and the jobs queued behind it run there.
+ * it is answered with E_LIMIT and a new thread takes over the queue.
  */
 export class WorkerPool {
   private readonly slots: Slot[] = [];
@@ -70,96 +68,80 @@ export class WorkerPool {
 
   static async start(threads: number, init: WorkerInit, limits: PoolLimits): Promise<WorkerPool> {
     const pool = new WorkerPool(init, limits);
-    for (let i = 0; i < threads; i++) pool.spawn(i);
-    await Promise.all(pool.slots.map((s) => s.ready));
+    await Promise.all(Array.from({ length: threads }, (_, i) => pool.spawn(i, [])));
     return pool;
   }
 
-  private spawn(index: number, carried: Map<number, Pending> = new Map()): Slot {
+  /** A new thread at `index`, taking over `queue`; resolves once its models are loaded. */
+  private spawn(index: number, queue: Pending[]): Promise<void> {
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: this.init,
       resourceLimits: { maxOldGenerationSizeMb: this.limits.threadMemoryMb },
     });
-    let ready!: () => void;
-    let failed!: (e: Error) => void;
-    const slot: Slot = { worker, pending: new Map(carried), ready: new Promise((res, rej) => ((ready = res), (failed = rej))) };
+    const slot: Slot = { worker, ready: false, queue };
     this.slots[index] = slot;
-    let started = false;
-    worker.on('message', (m: { ready?: true; id?: number; result?: unknown; fatal?: string }) => {
-      if (m.ready) {
-        started = true;
-        ready();
-        for (const [id, p] of carried) if (slot.pending.get(id) === p) this.post(slot, id, p.job);
-        this.arm(slot);
-        return;
-      }
-      if (m.fatal !== undefined) return failed(new Error(`worker thread: ${m.fatal}`));
-      const p = slot.pending.get(m.id!);
-      slot.pending.delete(m.id!);
-      this.arm(slot);
-      p?.resolve(m.result);
+    return new Promise((resolve, reject) => {
+      worker.on('message', (m: { ready?: true; id?: number; result?: unknown; fatal?: string }) => {
+        if (m.ready) {
+          slot.ready = true;
+          resolve();
+          this.dispatch(slot);
+        } else if (m.fatal !== undefined) {
+          reject(new Error(`worker thread: ${m.fatal}`));
+        } else if (slot.running?.id === m.id) {
+          const p = slot.running!;
+          this.finish(slot);
+          p.resolve(m.result);
+        }
+      });
+      worker.on('error', (err) => {
+        if (!slot.ready) reject(err);
+      });
+      worker.on('exit', () => {
+        if (!slot.ready) reject(new Error('a worker thread exited while loading its models'));
+        // Out of memory or a crash while running a job: that job fails, the queue moves on.
+        if (this.slots[index] === slot && !this.closing) this.replace(index, slot, `the request exceeded the worker thread's memory limit (${this.limits.threadMemoryMb} MB) or crashed it; the thread was replaced`);
+        else for (const p of slot.queue.splice(0)) p.reject(new PromptencError('E_INTERNAL', 'the server is shutting down'));
+      });
     });
-    worker.on('error', (err) => {
-      if (!started) failed(err);
-    });
-    worker.on('exit', () => this.lost(index, slot, started));
-    return slot;
   }
 
-  /** The thread of `slot` ended: fail its running job, carry the others to a new thread. */
-  private lost(index: number, slot: Slot, started: boolean): void {
-    clearTimeout(slot.timer);
-    if (this.closing || this.slots[index] !== slot) {
-      for (const p of slot.pending.values()) p.reject(new PromptencError('E_INTERNAL', 'the server is shutting down'));
-      return;
-    }
-    const carried = new Map<number, Pending>();
-    // Without a timeout the running job (the first) ended the thread: out of memory or a crash.
-    let culprit = !slot.timedOut;
-    for (const [id, p] of slot.pending) {
-      // A raw body moved to the dead thread is gone; its client has to send it again.
-      const moved = p.job.kind === 'http' && p.job.raw !== undefined;
-      if (culprit) {
-        p.reject(new PromptencError('E_LIMIT', `the request exceeded the worker thread's memory limit (${this.limits.threadMemoryMb} MB) or crashed it; the thread was replaced`));
-      } else if (p.retried || moved) {
-        p.reject(new PromptencError('E_INTERNAL', 'the worker thread holding this request was replaced (another request exceeded its limits); send it again'));
-      } else {
-        p.retried = true;
-        carried.set(id, p);
-      }
-      culprit = false;
-    }
-    if (started) this.spawn(index, carried);
-    else for (const p of carried.values()) p.reject(new PromptencError('E_INTERNAL', 'a worker thread failed to start'));
+  private replace(index: number, slot: Slot, why: string): void {
+    const running = slot.running;
+    this.finish(slot);
+    running?.reject(new PromptencError('E_LIMIT', why));
+    const queue = slot.queue.splice(0);
+    void slot.worker.terminate();
+    this.spawn(index, queue).catch((err: unknown) => {
+      for (const p of this.slots[index]!.queue.splice(0)) p.reject(new PromptencError('E_INTERNAL', `no worker thread: ${(err as Error).message}`));
+    });
   }
 
-  /** One timer per thread, for the job it runs now. */
-  private arm(slot: Slot): void {
+  private finish(slot: Slot): void {
     clearTimeout(slot.timer);
-    const running = slot.pending.entries().next();
-    if (running.done) return;
-    const [id, p] = running.value;
+    slot.running = undefined;
+    this.dispatch(slot);
+  }
+
+  private dispatch(slot: Slot): void {
+    if (!slot.ready || slot.running || slot.queue.length === 0 || this.closing) return;
+    const p = slot.queue.shift()!;
+    slot.running = p;
+    const index = this.slots.indexOf(slot);
     slot.timer = setTimeout(() => {
-      if (!slot.pending.has(id)) return;
-      slot.pending.delete(id);
-      p.reject(new PromptencError('E_LIMIT', `the request took longer than the server's limit of ${this.limits.jobTimeoutMs / 1000} s (a chat template that does not end?); it was stopped`));
-      // terminate() stops a thread even in a busy loop; 'exit' then replaces it.
-      slot.timedOut = true;
-      void slot.worker.terminate();
+      // terminate() stops a thread even inside an endless loop.
+      if (slot.running === p) this.replace(index, slot, `the request took longer than the server's limit of ${this.limits.jobTimeoutMs / 1000} s (a chat template that does not end?); it was stopped`);
     }, this.limits.jobTimeoutMs);
-    slot.timer.unref();
-  }
-
-  private post(slot: Slot, id: number, job: Job): void {
-    // The raw body moves to the thread (no copy) on its first post; the event loop is done with it.
-    const transfer = job.kind === 'http' && job.raw && job.raw.buffer.byteLength > 0 ? [job.raw.buffer as ArrayBuffer] : [];
-    slot.worker.postMessage({ id, job }, transfer);
+    // The raw body moves to the thread (no copy); the event loop is done with it.
+    const transfer = p.job.kind === 'http' && p.job.raw ? [p.job.raw.buffer as ArrayBuffer] : [];
+    slot.worker.postMessage({ id: p.id, job: p.job }, transfer);
   }
 
   private pick(sessionKey: string | undefined): Slot {
     if (sessionKey !== undefined) return this.slots[hash(sessionKey) % this.slots.length]!;
+    const load = (s: Slot) => s.queue.length + (s.running ? 1 : 0);
     let best = this.slots[0]!;
-    for (const s of this.slots) if (s.pending.size < best.pending.size) best = s;
+    for (const s of this.slots) if (load(s) < load(best)) best = s;
     return best;
   }
 
@@ -168,11 +150,9 @@ export class WorkerPool {
   run(job: Job, sessionKey?: string): Promise<unknown> {
     if (this.closing) return Promise.reject(new PromptencError('E_INTERNAL', 'the server is shutting down'));
     const slot = this.pick(sessionKey);
-    const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      slot.pending.set(id, { job, resolve, reject, retried: false });
-      this.post(slot, id, job);
-      if (slot.pending.size === 1) this.arm(slot);
+      slot.queue.push({ id: this.nextId++, job, resolve, reject });
+      this.dispatch(slot);
     });
   }
 
