@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { PromptencError } from '../errors.js';
 import { ENDPOINTS } from './endpoints.js';
@@ -134,6 +135,20 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
     return send(req, reply, await execute(ctx, endpoint, { body }));
   };
 
+  // The event loop's own stalls (what a large request must not cause), for GET /v1/stats.
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+  app.get('/v1/stats', async (req) => {
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const body = {
+      event_loop_delay_ms: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), samples: loopDelay.count },
+      threads: pool?.size ?? 0,
+      queued: pool?.queued ?? 0,
+    };
+    if ((req.query as { reset?: string }).reset !== undefined) loopDelay.reset();
+    return body;
+  });
+
   for (const e of ENDPOINTS) {
     app.route({ method: e.method, url: e.path, schema: e.schema ? { body: e.schema } : undefined, handler: handle(e) });
   }
@@ -177,8 +192,13 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
     port,
     models,
     async close() {
-      // Stops accepting, lets in-flight requests finish, then stops the threads.
+      // Stops accepting, lets in-flight requests finish, then stops the threads. A keep-alive
+      // connection whose request finishes after close() began would hold it open: idle ones are
+      // closed again every 100 ms until the server is down.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       await app.close();
+      clearInterval(sweep);
+      loopDelay.disable();
       await pool?.close();
       ctx.sessions?.close();
     },

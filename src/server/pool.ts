@@ -137,6 +137,15 @@ export class WorkerPool {
     slot.worker.postMessage({ id: p.id, job: p.job }, transfer);
   }
 
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Jobs waiting or running on the threads. */
+  get queued(): number {
+    return this.slots.reduce((n, s) => n + s.queue.length + (s.running ? 1 : 0), 0);
+  }
+
   private pick(sessionKey: string | undefined): Slot {
     if (sessionKey !== undefined) return this.slots[hash(sessionKey) % this.slots.length]!;
     const load = (s: Slot) => s.queue.length + (s.running ? 1 : 0);
