@@ -3,8 +3,9 @@ import { PromptencError, describeValue } from '../errors.js';
 import type { ChatOptions } from '../options.js';
 import type { ChatMessage } from '../template/messages.js';
 import type { ChatTokenBreakdown } from '../accounting.js';
-import { addModelOptions, loadFromFlags, parseJsonFlag, readJsonFile, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
+import { addModelOptions, loadFromFlags, sourceFromFlags, parseJsonFlag, readJsonFile, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
 import { formatPretty } from './pretty.js';
+import { runJsonl } from './jsonl.js';
 
 interface ChatFlags extends ModelFlags {
   messages: string;
@@ -14,6 +15,8 @@ interface ChatFlags extends ModelFlags {
   generationPrompt: boolean;
   maxTokens?: string;
   format: 'json' | 'prompt' | 'ids' | 'count' | 'pretty' | 'breakdown';
+  jsonl?: string;
+  threads?: string;
 }
 
 function firstWords(m: ChatMessage): string {
@@ -59,7 +62,9 @@ export async function chatOptionsFromFlags(flags: ChatFlags, fileTools: unknown)
 
 export function chatCommand(): Command {
   return addModelOptions(new Command('chat').description('render a conversation with the chat template and encode it'))
-    .requiredOption('--messages <file>', 'JSON: an array of messages, or {"messages": [...], "tools": [...]}')
+    .option('--messages <file>', 'JSON: an array of messages, or {"messages": [...], "tools": [...]}')
+    .option('--jsonl <file>', 'JSONL conversations in ("-" for stdin), one {"ids","count"} line out per record, on worker threads')
+    .option('--threads <n>', 'worker threads for --jsonl (default: cores - 1, at least 1)')
     .option('--tools <file>', 'JSON array of tool definitions (overrides tools in the messages file)')
     .option('--template <file>', 'a Jinja chat template that overrides the model\'s')
     .option('--kwargs <json>', 'extra template variables, e.g. \'{"enable_thinking": false}\'')
@@ -67,8 +72,14 @@ export function chatCommand(): Command {
     .option('--max-tokens <n>', 'drop the oldest turns first so the prompt fits in N tokens')
     .addOption(new Option('--format <fmt>', 'output format').choices(['json', 'prompt', 'ids', 'count', 'pretty', 'breakdown']).default('json'))
     .action(async (flags: ChatFlags) => {
+      if ((flags.jsonl === undefined) === (flags.messages === undefined)) throw new UsageError('one of --messages FILE or --jsonl FILE is required');
+      if (flags.jsonl !== undefined) {
+        const chat = await chatOptionsFromFlags(flags, undefined);
+        const count = flags.format === 'count';
+        return runJsonl({ input: flags.jsonl, mode: 'chat', source: sourceFromFlags(flags), backend: flags.backend ?? 'auto', count, addSpecialTokens: false, chat, threads: flags.threads });
+      }
       const tok = await loadFromFlags(flags);
-      const convo = await readConversation(flags.messages);
+      const convo = await readConversation(flags.messages!);
       const opts = await chatOptionsFromFlags(flags, convo.tools);
       let messages = convo.messages as ChatMessage[];
       if (flags.maxTokens !== undefined) {

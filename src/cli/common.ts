@@ -20,11 +20,16 @@ export function addModelOptions(cmd: Command): Command {
     .addOption(new Option('--backend <kind>', 'encoder backend').choices(['auto', 'native', 'js']).default('auto'));
 }
 
-export async function loadFromFlags(flags: ModelFlags): Promise<PromptTokenizer> {
+/** The one model source the flags name (a bundled name or a path). */
+export function sourceFromFlags(flags: ModelFlags): string {
   if (flags.model && flags.tokenizer) throw new UsageError('use either --model or --tokenizer, not both');
   const source = flags.model ?? flags.tokenizer;
   if (!source) throw new UsageError('one of --model NAME or --tokenizer PATH is required');
-  return loadTokenizer(source, { backend: flags.backend ?? 'auto' });
+  return source;
+}
+
+export async function loadFromFlags(flags: ModelFlags): Promise<PromptTokenizer> {
+  return loadTokenizer(sourceFromFlags(flags), { backend: flags.backend ?? 'auto' });
 }
 
 export async function readTextFile(path: string, what: string): Promise<string> {

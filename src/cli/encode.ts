@@ -1,16 +1,23 @@
 import { Command, Option } from 'commander';
-import { addModelOptions, loadFromFlags, readStdin, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
+import { addModelOptions, loadFromFlags, sourceFromFlags, readStdin, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
 import { formatPretty } from './pretty.js';
+import { runJsonl } from './jsonl.js';
 
 interface EncodeFlags extends ModelFlags {
   text?: string;
   file?: string;
   specialTokens: boolean;
   format: 'json' | 'ids' | 'count' | 'pretty';
+  jsonl?: string;
+  threads?: string;
 }
 
 export async function runEncode(flags: EncodeFlags): Promise<void> {
   if (flags.text !== undefined && flags.file !== undefined) throw new UsageError('use either --text or --file, not both');
+  if (flags.jsonl !== undefined) {
+    if (flags.text !== undefined || flags.file !== undefined) throw new UsageError('use --jsonl alone, without --text or --file');
+    return runJsonl({ input: flags.jsonl, mode: 'text', source: sourceFromFlags(flags), backend: flags.backend ?? 'auto', count: flags.format === 'count', addSpecialTokens: flags.specialTokens, threads: flags.threads });
+  }
   const tok = await loadFromFlags(flags);
   const text = flags.text ?? (flags.file !== undefined ? await readTextFile(flags.file, '--file') : await readStdin());
   const opts = { addSpecialTokens: flags.specialTokens };
@@ -35,7 +42,9 @@ function textOptions(cmd: Command): Command {
   return addModelOptions(cmd)
     .option('--text <str>', 'the text to encode')
     .option('--file <path>', 'read the text from a file (default: stdin)')
-    .option('--no-special-tokens', 'do not add BOS/EOS (as tokenizer(text, add_special_tokens=False))');
+    .option('--no-special-tokens', 'do not add BOS/EOS (as tokenizer(text, add_special_tokens=False))')
+    .option('--jsonl <file>', 'JSONL records in ("-" for stdin), one {"ids","count"} line out per record, on worker threads')
+    .option('--threads <n>', 'worker threads for --jsonl (default: cores - 1, at least 1)');
 }
 
 export function encodeCommand(): Command {

@@ -25,7 +25,7 @@ function record(line: string, index: number): unknown {
  * `{"ids": [...], "count": n}` or `{"count": n}`, with the record's "id" copied; a bad
  * record gives `{"error": {"code", "message"}}` and the run goes on.
  */
-export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: string, index: number, opts: LinesOptions): string {
+export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: string, index: number, opts: LinesOptions): { line: string; ok: boolean } {
   let id: unknown;
   try {
     const rec = record(line, index);
@@ -47,14 +47,15 @@ export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: s
     const out: Record<string, unknown> = id !== undefined ? { id } : {};
     if (!opts.count) out.ids = Array.from(ids);
     out.count = ids.length;
-    return JSON.stringify(out);
+    return { line: JSON.stringify(out), ok: true };
   } catch (err) {
     const e = err instanceof PromptencError ? err : new PromptencError('E_ARGUMENT', (err as Error)?.message ?? String(err));
-    return JSON.stringify({ ...(id !== undefined ? { id } : {}), error: { code: e.code, message: e.message } });
+    return { line: JSON.stringify({ ...(id !== undefined ? { id } : {}), error: { code: e.code, message: e.message } }), ok: false };
   }
 }
 
 export function runLines(models: ModelRegistry, job: Job & { kind: 'lines' }): LinesResult {
   const opts = job.options as unknown as LinesOptions & { first: number };
-  return { lines: job.lines.map((line, i) => encodeLine(models, job.mode, line, opts.first + i, opts)) };
+  const out = job.lines.map((line, i) => encodeLine(models, job.mode, line, opts.first + i, opts));
+  return { lines: out.map((o) => o.line), failed: out.filter((o) => !o.ok).length };
 }

@@ -24,6 +24,8 @@ export type Job =
 
 export interface LinesResult {
   lines: string[];
+  /** How many of them are error records. */
+  failed: number;
 }
 
 interface Pending {
