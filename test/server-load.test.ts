@@ -3,10 +3,11 @@
  * 1 KB ones, SIGTERM with requests in flight, and --workers 2. Every loop is bounded in count
  * and time.
  */
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type PromptTokenizer } from '../src/index.js';
 import { bigText, rng } from './helpers/conversation.mjs';
-import { startServer, type TestServer } from './helpers/server.js';
+import { CLI, startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
 let qwen: PromptTokenizer;
@@ -145,5 +146,20 @@ describe('shutdown', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.post('/tokenize', { prompt: `hello ${i}` })));
     answers.forEach((a, i) => expect(a.body.tokens).toEqual(Array.from(qwen.encode(`hello ${i}`))));
     expect(await s.stop()).toBe(0);
+  });
+
+  it('--workers 2 with a model that does not load: exits 1 instead of restarting workers forever', async () => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--model', 'no-such-model', '--workers', '2', '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.once('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/E_TOKENIZER_NOT_FOUND/);
   });
 });

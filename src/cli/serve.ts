@@ -81,21 +81,29 @@ async function runOne(specs: ModelSpec[], opts: ServerOptions, announce: (s: Run
 /** --workers N: N processes sharing the port (node:cluster); the primary only forwards signals. */
 function runPrimary(workers: number, describe: string): Promise<void> {
   return new Promise(() => {
-    let listening = 0;
+    const listened = new Set<number>();
     let stopping = false;
     let alive = workers;
+    let exitCode = 0;
     for (let i = 0; i < workers; i++) cluster.fork();
-    cluster.on('message', (_w, m: { listening?: string }) => {
-      if (m?.listening && ++listening === workers) process.stdout.write(`promptenc serve: listening on ${m.listening} (${describe}, ${workers} processes)\n`);
+    cluster.on('message', (w, m: { listening?: string }) => {
+      if (!m?.listening) return;
+      listened.add(w.id);
+      if (listened.size === workers) process.stdout.write(`promptenc serve: listening on ${m.listening} (${describe}, ${workers} processes)\n`);
     });
     cluster.on('exit', (w, code, signal) => {
       alive--;
+      if (!stopping && !listened.has(w.id)) {
+        // A worker that failed before listening (a model that does not load) would fail again.
+        process.stderr.write(`promptenc serve: a worker failed to start (${signal ?? code}); stopping\n`);
+        exitCode = 1;
+        stop();
+      }
+      if (stopping && alive === 0) process.exit(exitCode);
       if (!stopping) {
         process.stderr.write(`promptenc serve: worker ${w.process.pid} exited (${signal ?? code}); starting another\n`);
         alive++;
         cluster.fork();
-      } else if (alive === 0) {
-        process.exit(0);
       }
     });
     const stop = () => {
@@ -140,10 +148,16 @@ export function serveCommand(): Command {
       const workers = parseCount(flags.workers, '--workers', 1, 256);
       const describe = `models: ${specs.map((s) => s.id).join(', ')}; threads: ${opts.threads}`;
       if (workers > 1 && cluster.isPrimary) return runPrimary(workers, describe);
-      await runOne(specs, opts, (s) => {
-        if (cluster.isWorker) process.send?.({ listening: s.url });
-        else process.stdout.write(`promptenc serve: listening on ${s.url} (${describe})\n`);
-      });
+      try {
+        await runOne(specs, opts, (s) => {
+          if (cluster.isWorker) process.send?.({ listening: s.url });
+          else process.stdout.write(`promptenc serve: listening on ${s.url} (${describe})\n`);
+        });
+      } catch (err) {
+        // The IPC channel would keep a cluster worker alive after main() reports the error.
+        if (cluster.isWorker) process.disconnect?.();
+        throw err;
+      }
       // Keep the command pending: the process ends through a signal.
       await new Promise(() => undefined);
     });

@@ -1,6 +1,7 @@
 import { PromptencError, describeValue } from '../errors.js';
 import type { ChatOptions } from '../tokenizer.js';
 import type { ChatMessage } from '../template/messages.js';
+import { idList } from './endpoint.js';
 import type { ModelRegistry } from './models.js';
 import type { Job, LinesResult } from './pool.js';
 
@@ -45,7 +46,7 @@ export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: s
       ids = models.default.tok.encodeChat(messages as ChatMessage[], chat);
     }
     const out: Record<string, unknown> = id !== undefined ? { id } : {};
-    if (!opts.count) out.ids = Array.from(ids);
+    if (!opts.count) out.ids = idList(ids);
     out.count = ids.length;
     return { line: JSON.stringify(out), ok: true };
   } catch (err) {

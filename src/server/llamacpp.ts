@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { PromptencError } from '../errors.js';
 import { toIdArray } from '../tokenizer.js';
 import { CHAT_PROPERTIES, chatOptions, cutAfterFinalMessage, type ChatFields } from './chat.js';
-import { objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
+import { idList, objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
 
 export const LLAMA_TOKENIZE_SCHEMA = objectSchema(
   {
@@ -40,7 +40,7 @@ export async function llamaTokenize(ctx: HandlerContext, body: any): Promise<Out
       return { id, piece: isUtf8(bytes) ? decoder.decode(bytes) : Array.from(bytes) };
     });
   } else {
-    tokens = Array.from(ids);
+    tokens = idList(ids);
   }
   return { body: { tokens }, model: model.spec.id, tokens: ids.length };
 }

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { PromptencError } from '../errors.js';
 import { toIdArray } from '../tokenizer.js';
 import { CHAT_PROPERTIES, encodeChat, sessionFields, type ChatFields } from './chat.js';
-import { objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
+import { idList, objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
 import type { ServedModel } from './models.js';
 
 const COMPLETION_PROPERTIES = {
@@ -49,7 +49,7 @@ export async function vllmTokenize(ctx: HandlerContext, body: any): Promise<Outc
   const out = {
     count: ids.length,
     max_model_len: model.maxModelLen,
-    tokens: Array.from(ids),
+    tokens: idList(ids),
     token_strs: body.return_token_strs === true ? await tokenStrs(model, ids) : null,
     ...extra,
   };
@@ -103,7 +103,7 @@ function generateRequest(prefix: string, body: any, model: ServedModel, ids: Uin
   if (ids.length === 0) throw new PromptencError('E_ARGUMENT', 'prompt: no token_ids rendered (vLLM refuses an empty prompt)');
   return {
     request_id: `${prefix}-${randomUUID().replaceAll('-', '')}`,
-    token_ids: Array.from(ids),
+    token_ids: idList(ids),
     features: null,
     sampling_params: samplingParams(body, model, ids.length),
     model: body.model ?? null,
