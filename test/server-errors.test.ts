@@ -3,6 +3,9 @@
  * threads (bodies over --inline-max); each error is logged exactly once, and the process keeps
  * serving afterwards.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -113,5 +116,19 @@ describe('limits', () => {
     expect(h.body.status).toBe('ok');
     const t = await server.post('/tokenize', { prompt: 'hello' });
     expect(t.status).toBe(200);
+  });
+});
+
+describe('--template FILE', () => {
+  it("replaces the model's template; a request's chat_template still wins", async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'promptenc-serve-')), 'chat.jinja');
+    writeFileSync(file, '{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}');
+    const s = await startServer(['--model', 'qwen3', '--threads', '0', '--template', file]);
+    try {
+      expect((await s.post('/apply-template', { messages: USER })).body).toEqual({ prompt: '[user]hi' });
+      expect((await s.post('/apply-template', { messages: USER, chat_template: '<{{ messages[0].content }}>' })).body).toEqual({ prompt: '<hi>' });
+    } finally {
+      expect(await s.stop()).toBe(0);
+    }
   });
 });

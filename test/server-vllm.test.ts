@@ -124,6 +124,16 @@ describe('POST /v1/chat/completions/render and /v1/completions/render (vLLM)', (
     expect(r.body.prompt).toBe(deepseek.renderChat(messages));
   });
 
+  it("render = encodeChat with the request's options (tools, chat_template_kwargs, add_generation_prompt)", async () => {
+    const messages = [{ role: 'user', content: "What's the weather like in Paris today?" }];
+    const body = { model: 'qwen3', messages, tools: WEATHER_TOOL, chat_template_kwargs: { enable_thinking: false }, add_generation_prompt: true };
+    const r = await server.post('/v1/chat/completions/render', body);
+    const expected = Array.from(qwen.encodeChat(messages, { tools: WEATHER_TOOL as never, kwargs: { enable_thinking: false }, addGenerationPrompt: true }));
+    expect(r.body.token_ids).toEqual(expected);
+    // enable_thinking=false changes Qwen3's generation prompt: the kwargs reached the template.
+    expect(expected).not.toEqual(Array.from(qwen.encodeChat(messages, { tools: WEATHER_TOOL as never })));
+  });
+
   it('multi-turn chat render', async () => {
     const messages = [
       { role: 'user', content: 'Hello' },
