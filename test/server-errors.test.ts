@@ -76,6 +76,8 @@ describe('bad input → status, code and the field named', () => {
         if (c.param) expect(r.body.error.message.startsWith(`${c.param}: `)).toBe(true);
         expect(r.headers.get('x-request-id')).toBe(id);
         // Logged once: one line for the request, carrying its error code.
+        // The line is written after the response; wait for it (bounded), then a little more for a second one.
+        for (let i = 0; i < 100 && !server.logs().some((l) => l.req === id); i++) await new Promise((res) => setTimeout(res, 20));
         await new Promise((res) => setTimeout(res, 50));
         const lines = server.logs().filter((l) => l.req === id);
         expect(lines).toHaveLength(1);

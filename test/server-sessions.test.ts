@@ -108,8 +108,11 @@ describe('session eviction and idle timeout are misses with the same ids', () =>
     try {
       const convo = turns(3, 3);
       await server.post('/tokenize', { messages: convo[0], session_id: 'idle' });
-      const warm = await server.post('/tokenize', { messages: convo[1], session_id: 'idle' });
+      const warm = await server.post('/tokenize', { messages: convo[1], session_id: 'idle' }, { 'x-request-id': 'warm-1' });
       expect(warm.body.reused_tokens).toBeGreaterThan(0);
+      // The request's log line reports the reuse too.
+      for (let i = 0; i < 100 && !server.logs().some((l) => l.req === 'warm-1'); i++) await new Promise((res) => setTimeout(res, 20));
+      expect(server.logs().find((l) => l.req === 'warm-1')?.reused).toBe(warm.body.reused_tokens);
       await new Promise((res) => setTimeout(res, 1500));
       const cold = await server.post('/tokenize', { messages: convo[2], session_id: 'idle' });
       expect(cold.body.reused_tokens).toBe(0);

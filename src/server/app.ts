@@ -42,6 +42,7 @@ class RawBody {
 interface RequestInfo {
   model?: string;
   tokens?: number;
+  reused?: number;
   error?: { code: string; message: string; stack?: string };
 }
 
@@ -117,7 +118,7 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
 
   const info = (req: FastifyRequest): RequestInfo => ((req as InfoRequest)[INFO] ??= {});
   const send = (req: FastifyRequest, reply: FastifyReply, r: JobResult) => {
-    Object.assign(info(req), { model: r.model, tokens: r.tokens, error: r.error });
+    Object.assign(info(req), { model: r.model, tokens: r.tokens, reused: r.reused, error: r.error });
     return reply.code(r.status).header('content-type', 'application/json; charset=utf-8').send(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
   };
 
@@ -179,6 +180,7 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
       tokens: i.tokens ?? null,
       ms: Math.round(reply.elapsedTime * 100) / 100,
     };
+    if (i.reused !== undefined) entry.reused = i.reused;
     if (i.error) entry.error = i.error;
     log(JSON.stringify(entry));
   });

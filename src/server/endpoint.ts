@@ -12,6 +12,8 @@ export interface Outcome {
   /** For the request's log line. */
   model?: string;
   tokens?: number;
+  /** With a session_id: the ids reused from the session's previous request. */
+  reused?: number;
 }
 
 /**

@@ -9,6 +9,7 @@ export interface JobResult {
   bytes: Uint8Array;
   model?: string;
   tokens?: number;
+  reused?: number;
   error?: { code: string; message: string; stack?: string };
 }
 
@@ -35,7 +36,7 @@ export async function execute(ctx: HandlerContext, endpoint: Endpoint, input: { 
       if (endpoint.schema) validateBody(endpoint.schema, body);
     }
     const out = await endpoint.run(ctx, body);
-    return { status: 200, bytes: encoder.encode(JSON.stringify(out.body)), model: out.model, tokens: out.tokens };
+    return { status: 200, bytes: encoder.encode(JSON.stringify(out.body)), model: out.model, tokens: out.tokens, reused: out.reused };
   } catch (err) {
     const f = failureOf(err);
     const e = f.body.error;

@@ -91,7 +91,7 @@ function inputTokens(ctx: HandlerContext, body: any): Outcome {
     if (typeof effort === 'string') fields.chat_template_kwargs = { reasoning_effort: effort, ...(body.chat_template_kwargs ?? {}) };
   }
   const enc = encodeChat(model, fields, ctx.sessions);
-  return { body: { object: 'response.input_tokens', input_tokens: enc.ids.length, ...sessionFields(body, enc) }, model: model.spec.id, tokens: enc.ids.length };
+  return { body: { object: 'response.input_tokens', input_tokens: enc.ids.length, ...sessionFields(body, enc) }, model: model.spec.id, tokens: enc.ids.length, reused: enc.reused };
 }
 
 function listModels(ctx: HandlerContext): Outcome {

@@ -38,9 +38,11 @@ export async function vllmTokenize(ctx: HandlerContext, body: any): Promise<Outc
   const model = ctx.models.resolve(body.model);
   let ids: Uint32Array;
   let extra: Record<string, unknown> = {};
+  let reused: number | undefined;
   if (body.messages !== undefined) {
     const enc = encodeChat(model, body as ChatFields, ctx.sessions);
     ids = enc.ids;
+    reused = enc.reused;
     extra = sessionFields(body, enc);
   } else {
     // TokenizeCompletionRequest.add_special_tokens defaults to true.
@@ -53,7 +55,7 @@ export async function vllmTokenize(ctx: HandlerContext, body: any): Promise<Outc
     token_strs: body.return_token_strs === true ? await tokenStrs(model, ids) : null,
     ...extra,
   };
-  return { body: out, model: model.spec.id, tokens: ids.length };
+  return { body: out, model: model.spec.id, tokens: ids.length, reused };
 }
 
 function detokenize(ctx: HandlerContext, body: any): Outcome {
@@ -145,7 +147,7 @@ function chatRender(ctx: HandlerContext, body: any): Outcome {
   const model = ctx.models.resolve(body.model);
   if (body.use_beam_search === true) throw new PromptencError('E_ARGUMENT', 'use_beam_search: beam search is not supported by the render endpoint');
   const enc = encodeChat(model, body as ChatFields, ctx.sessions);
-  return { body: generateRequest('chatcmpl', body, model, enc.ids, enc.prompt, sessionFields(body, enc)), model: model.spec.id, tokens: enc.ids.length };
+  return { body: generateRequest('chatcmpl', body, model, enc.ids, enc.prompt, sessionFields(body, enc)), model: model.spec.id, tokens: enc.ids.length, reused: enc.reused };
 }
 
 /** CompletionRequest.prompt: a string, a list of strings, a list of ids, or a list of id lists. */
