@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import cliProgress from 'cli-progress';
 import { PromptencError } from '../errors.js';
 import type { BackendChoice } from '../backend/types.js';
-import type { ChatOptions } from '../tokenizer.js';
+import type { ChatOptions } from '../options.js';
 import type { LinesOptions } from '../server/lines.js';
 import { modelIdOf } from '../server/models.js';
 import { WorkerPool, type LinesResult } from '../server/pool.js';

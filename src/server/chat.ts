@@ -1,5 +1,5 @@
 import { PromptencError, describeValue } from '../errors.js';
-import type { ChatOptions } from '../tokenizer.js';
+import type { ChatOptions } from '../options.js';
 import type { ChatMessage, ToolDefinition } from '../template/messages.js';
 import type { ServedModel } from './models.js';
 import type { SessionStore } from './sessions.js';

@@ -1,5 +1,5 @@
 import { PromptencError, describeValue } from '../errors.js';
-import type { ChatOptions } from '../tokenizer.js';
+import type { ChatOptions } from '../options.js';
 import type { ChatMessage } from '../template/messages.js';
 import { idList } from './endpoint.js';
 import type { ModelRegistry } from './models.js';

@@ -7,7 +7,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { PromptencError } from '../errors.js';
-import { toIdArray } from '../tokenizer.js';
+import { toIdArray } from '../options.js';
 import { CHAT_PROPERTIES, chatOptions, cutAfterFinalMessage, type ChatFields } from './chat.js';
 import { idList, objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
 

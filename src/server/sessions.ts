@@ -1,4 +1,5 @@
-import type { PromptSession, ChatOptions } from '../tokenizer.js';
+import type { ChatOptions } from '../options.js';
+import type { PromptSession } from '../prompt-session.js';
 import type { ChatMessage } from '../template/messages.js';
 import type { ServedModel } from './models.js';
 import type { ChatEncoding } from './chat.js';

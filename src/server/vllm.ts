@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PromptencError } from '../errors.js';
-import { toIdArray } from '../tokenizer.js';
+import { toIdArray } from '../options.js';
 import { CHAT_PROPERTIES, encodeChat, sessionFields, type ChatFields } from './chat.js';
 import { idList, objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
 import type { ServedModel } from './models.js';
