@@ -144,7 +144,9 @@ describe('shutdown', () => {
   it('--workers 2: two processes share the port; SIGTERM stops both and exits 0', async () => {
     const s = await startServer(['--model', 'qwen3', '--workers', '2', '--threads', '0']);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.post('/tokenize', { prompt: `hello ${i}` })));
-    answers.forEach((a, i) => expect(a.body.tokens).toEqual(Array.from(qwen.encode(`hello ${i}`))));
+    answers.forEach((a, i) => {
+      expect(a.body.tokens).toEqual(Array.from(qwen.encode(`hello ${i}`)));
+    });
     expect(await s.stop()).toBe(0);
   });
 

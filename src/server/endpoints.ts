@@ -12,6 +12,7 @@ import { TOKENIZE_SCHEMA, vllmEndpoints, vllmTokenize } from './vllm.js';
 const rootTokenize: Endpoint = {
   method: 'POST',
   path: '/tokenize',
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword
   schema: { type: 'object', if: { required: ['content'] }, then: LLAMA_TOKENIZE_SCHEMA, else: TOKENIZE_SCHEMA },
   run: (ctx, body) => (body.content !== undefined ? llamaTokenize(ctx, body) : vllmTokenize(ctx, body)),
 };

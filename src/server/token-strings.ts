@@ -40,7 +40,9 @@ export async function tokenStrings(tokenizerPath: string): Promise<TokenStrings>
   const vocab = json.model?.vocab;
   if (Array.isArray(vocab)) {
     // Unigram: [[piece, score], ...] in id order.
-    vocab.forEach((entry, id) => (keys[id] = Array.isArray(entry) ? String(entry[0]) : String(entry)));
+    vocab.forEach((entry, id) => {
+      keys[id] = Array.isArray(entry) ? String(entry[0]) : String(entry);
+    });
   } else if (vocab && typeof vocab === 'object') {
     for (const [key, id] of Object.entries(vocab as Record<string, number>)) keys[id] = key;
   }

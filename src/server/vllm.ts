@@ -25,6 +25,7 @@ const COMPLETION_PROPERTIES = {
 export const TOKENIZE_SCHEMA = {
   type: 'object',
   if: { required: ['messages'] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword
   then: objectSchema({ ...CHAT_PROPERTIES, return_token_strs: { type: ['boolean', 'null'] } }, ['messages']),
   else: objectSchema(COMPLETION_PROPERTIES, ['prompt']),
 };
