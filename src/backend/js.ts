@@ -4,7 +4,8 @@ import { PromptencError } from '../errors.js';
 import { isNfcNormalizer, nfc } from '../nfc.js';
 import { BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
 import { AddedTokenScanner, isIdentityNormalizer } from '../split.js';
-import { badVocabId, isTokenId } from '../tokenizer-json.js';
+import { badVocabId, isTokenId, type TokenizerJson } from '../tokenizer-json.js';
+import { withOnigurumaCaseFolding } from './case-fold.js';
 import type { Backend, BackendInit } from './types.js';
 import { parsedVocabulary } from './vocabulary.js';
 
@@ -30,12 +31,13 @@ export function createJsBackend(init: BackendInit): Backend {
   }
   const Tokenizer = tokenizerClass();
   let tokenizer: HfTokenizer;
+  const libraryJson = withOnigurumaCaseFolding(init.tokenizerJson);
   try {
-    tokenizer = new Tokenizer(init.tokenizerJson, init.tokenizerConfig);
+    tokenizer = new Tokenizer(libraryJson, init.tokenizerConfig);
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json could not be built: ${(err as Error).message}`, { cause: err });
   }
-  const ids = exactAddedTokenSplit(init, tokenizer);
+  const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
   const encode = (text: string): Uint32Array => Uint32Array.from(ids(text));
   const byteLevel = byteLevelDecode(init);
   return {
@@ -74,14 +76,14 @@ interface WellFormed {
  * AddedVocabulary does, and the rest encoded by a copy with no normalizer.
  * Cost: a second library tokenizer (its vocab and merges maps) per JS backend.
  */
-function exactAddedTokenSplit(init: BackendInit, whole: HfTokenizer): (text: string) => number[] {
+function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, whole: HfTokenizer): (text: string) => number[] {
   const json = init.tokenizerJson;
   const added = json.added_tokens ?? [];
   const ownNfc = isNfcNormalizer(json.normalizer);
   const plain = (text: string): number[] => whole.encode(text, { add_special_tokens: false }).ids;
   if (!ownNfc && (added.length === 0 || (added.some((t) => t.normalized) && !isIdentityNormalizer(json.normalizer)))) return plain;
   const scanner = new AddedTokenScanner(json);
-  const gaps = new (tokenizerClass())({ ...json, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
+  const gaps = new (tokenizerClass())({ ...libraryJson, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
   const encodeGap = (text: string, out: number[]): void => {
     for (const id of gaps.encode(text, { add_special_tokens: false }).ids) out.push(id);
   };
