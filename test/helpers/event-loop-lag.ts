@@ -20,7 +20,8 @@ export function startLagMonitor(): { stop(): { max: number; wall: number } } {
   let lastCpu = sched ? onCpuMs() : 0;
   let busy = 0;
   let wall = 0;
-  const timer = setInterval(() => {
+  // Also called by stop(): work that blocks from the start to the end lets no tick run.
+  const sample = (): void => {
     const now = performance.now();
     wall = Math.max(wall, now - last - INTERVAL);
     if (sched) {
@@ -29,10 +30,12 @@ export function startLagMonitor(): { stop(): { max: number; wall: number } } {
       lastCpu = cpu;
     }
     last = now;
-  }, INTERVAL);
+  };
+  const timer = setInterval(sample, INTERVAL);
   return {
     stop() {
       clearInterval(timer);
+      sample();
       return { max: sched ? busy : wall, wall };
     },
   };
