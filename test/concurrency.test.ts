@@ -47,6 +47,8 @@ const EXTRA = [
 ];
 const SESSION_PIECES = ['You are helpful.\n', 'User: re\u0301sume\u0301 please', ' \u2014 and more', '\nAssistant: ', 'Sure'.repeat(50), ' \u00e9\u0301\u0323 done.\n'];
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 const WORKER_MODELS: ModelName[] = ['qwen3', 'qwen3', 'qwen3', 'qwen3', 'qwen3', 'gpt-4o', 'llama3', 'deepseek-v3'];
 
 interface ModelData {
@@ -56,7 +58,7 @@ interface ModelData {
   sessionExpected: number[][];
 }
 async function modelData(model: ModelName): Promise<ModelData> {
-  const texts = [...CORPUS.map((c) => c.text).filter((t) => t.length > 0 && t.length < 2000 && t.isWellFormed()), ...EXTRA];
+  const texts = [...CORPUS.map((c) => c.text).filter((t) => t.length > 0 && t.length < 2000 && !LONE_SURROGATE.test(t)), ...EXTRA];
   const path = modelPath(model);
   const expected = await Promise.all(texts.map((t) => oracleEncode(path, t, false)));
   const prefixes = SESSION_PIECES.map((_, k) => SESSION_PIECES.slice(0, k + 1).join(''));
