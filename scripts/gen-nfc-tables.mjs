@@ -46,7 +46,9 @@ function normalizeEach(normalizer, items) {
     const joined = chunk.map((x) => (x.includes('\n') ? '' : x));
     const parts = normalizer.normalizeString(joined.join('\n')).split('\n');
     if (parts.length !== chunk.length) throw new Error('a normalized item contains a newline');
-    chunk.forEach((x, k) => out.push(x.includes('\n') ? normalizer.normalizeString(x) : parts[k]));
+    chunk.forEach((x, k) => {
+      out.push(x.includes('\n') ? normalizer.normalizeString(x) : parts[k]);
+    });
   }
   return out;
 }

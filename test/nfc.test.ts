@@ -159,7 +159,7 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
       const bad = gap.filter((s, i) => Array.from(be.encode(s)).join() !== want[i]!.join()).map(hex);
       expect({ kind, bad }).toEqual({ kind, bad: [] });
       const batch = await be.encodeBatch(gap, 2);
-      expect({ kind, bad: gap.filter((s, i) => Array.from(batch[i]!).join() !== want[i]!.join()).map(hex) }).toEqual({ kind, bad: [] });
+      expect({ kind, bad: gap.filter((_s, i) => Array.from(batch[i]!).join() !== want[i]!.join()).map(hex) }).toEqual({ kind, bad: [] });
     }
   }, 120_000);
 

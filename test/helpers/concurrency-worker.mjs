@@ -44,7 +44,9 @@ while (Date.now() < deadline) {
   const [ra, rb, rbatch] = await Promise.all(pending);
   check('encodeAsync', a, ra);
   check('encodeAsync', b, rb);
-  rbatch.forEach((ids, k) => check('encodeBatch', batch[k], ids));
+  rbatch.forEach((ids, k) => {
+    check('encodeBatch', batch[k], ids);
+  });
   ops += 9 + sessionPieces.length;
 }
 parentPort.postMessage({ ops, mismatches });
