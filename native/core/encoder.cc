@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "normalize.h"
+
 namespace promptenc {
 
 uint32_t byteLevelChar(uint8_t b) {
@@ -99,10 +101,12 @@ Encoder::Encoder(EncoderSpec spec)
              spec.mergeTriples.size() / 3, spec.ignoreMerges),
       added_(std::move(spec.added)),
       preTokenizer_(spec.preTokenizer),
-      addPrefixSpace_(spec.addPrefixSpace) {
+      addPrefixSpace_(spec.addPrefixSpace),
+      nfc_(spec.normalizer == NormalizerKind::Nfc) {
   if (spec.mergeTriples.size() % 3 != 0) throw std::invalid_argument("merges must be (left, right, new) triples");
   if (uint32_t(preTokenizer_) > uint32_t(PreTokenizerKind::DeepSeekV3))
     throw std::invalid_argument("unknown pre-tokenizer kind");
+  if (uint32_t(spec.normalizer) > uint32_t(NormalizerKind::Nfc)) throw std::invalid_argument("unknown normalizer kind");
   if (spec.queueMinSymbols) model_.setQueueMinSymbols(spec.queueMinSymbols);
   rawTrie_.build(added_, false, spec.sse2Only);
   normalizedTrie_.build(added_, true, spec.sse2Only);
@@ -189,33 +193,46 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
                      std::vector<AddedMark>* marks) const {
   scratch.raw.clear();
   if (rawTrie_.empty() && normalizedTrie_.empty()) {
-    if (n) encodeText(s, 0, n, out, scratch);
+    encodeGap(s, 0, n, out, scratch, marks);
     return;
   }
-  auto token = [&](uint32_t id, size_t start, size_t end) {
-    out.push_back(id);
-    if (marks) marks->push_back(AddedMark{start, end, out.size()});
-  };
-  // Pass 1: normalized=false tokens on the raw text. Pass 2: normalized=true tokens
-  // inside each remaining gap (already normalized, see NormalizerKind::Nfc).
+  // Pass 1: normalized=false tokens on the raw text. Each gap is then normalized and
+  // searched for normalized=true tokens (encodeGap).
   findAddedTokens(rawTrie_, added_, s, n, scratch.raw);
   for (const Segment& seg : scratch.raw) {
-    if (seg.tokenId != kNoSegmentToken) {
-      token(seg.tokenId, seg.start, seg.end);
+    if (seg.tokenId == kNoSegmentToken) {
+      encodeGap(s, seg.start, seg.end, out, scratch, marks);
       continue;
     }
-    if (normalizedTrie_.empty()) {
-      encodeText(s, seg.start, seg.end, out, scratch);
+    out.push_back(seg.tokenId);
+    if (marks) marks->push_back(AddedMark{seg.start, seg.end, out.size()});
+  }
+}
+
+// The marks of normalized=true tokens are offsets in the normalized gap; they are the
+// text's own offsets only when normalization left the gap unchanged (the caller knows).
+void Encoder::encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,
+                        std::vector<AddedMark>* marks) const {
+  if (b == e) return;
+  const uint8_t* g = s + b;
+  size_t n = e - b;
+  if (nfc_ && nfcNormalize(g, n, scratch.normalized, scratch.nfcWork)) {
+    g = reinterpret_cast<const uint8_t*>(scratch.normalized.data());
+    n = scratch.normalized.size();
+  }
+  if (normalizedTrie_.empty()) {
+    encodeText(g, 0, n, out, scratch);
+    return;
+  }
+  scratch.inner.clear();
+  findAddedTokens(normalizedTrie_, added_, g, n, scratch.inner);
+  for (const Segment& in : scratch.inner) {
+    if (in.tokenId == kNoSegmentToken) {
+      encodeText(g, in.start, in.end, out, scratch);
       continue;
     }
-    scratch.inner.clear();
-    findAddedTokens(normalizedTrie_, added_, s + seg.start, seg.end - seg.start, scratch.inner);
-    for (const Segment& in : scratch.inner) {
-      if (in.tokenId != kNoSegmentToken)
-        token(in.tokenId, seg.start + in.start, seg.start + in.end);
-      else
-        encodeText(s, seg.start + in.start, seg.start + in.end, out, scratch);
-    }
+    out.push_back(in.tokenId);
+    if (marks) marks->push_back(AddedMark{b + in.start, b + in.end, out.size()});
   }
 }
 

@@ -16,8 +16,8 @@ namespace promptenc {
 
 enum class NormalizerKind : uint32_t {
   None = 0,
-  /// NFC: the core does not normalize; callers pass text that is already NFC
-  /// (then every segment is NFC too) and added-token patterns already normalized.
+  /// NFC (normalize.h) of each gap between normalized=false added tokens, as HF's
+  /// AddedVocabulary does; patterns of normalized=true tokens come already normalized.
   Nfc = 1,
 };
 
@@ -42,6 +42,8 @@ struct EncodeState {
   std::vector<Segment> raw;
   std::vector<Segment> inner;
   std::string prefixed;
+  std::string normalized;          // NFC of the current gap, when it was not NFC
+  std::vector<uint32_t> nfcWork;   // nfcNormalize scratch
   // Pieces waiting for encodeWord while their cache slots are prefetched (a ring).
   struct Pending {
     size_t start;
@@ -84,6 +86,8 @@ class Encoder {
 
  private:
   void encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
+  void encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,
+                 std::vector<AddedMark>* marks) const;
   void encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
 
   BpeModel model_;
@@ -92,6 +96,7 @@ class Encoder {
   AddedTokenTrie normalizedTrie_;  // normalized == true tokens, matched inside each gap
   PreTokenizerKind preTokenizer_;
   bool addPrefixSpace_;
+  bool nfc_;
 
   // Decode table indexed by id: bytes, and flags (1 = known id, 2 = special added token).
   std::vector<uint8_t> decodeBytes_;

@@ -1,9 +1,11 @@
 import { createRequire } from 'node:module';
 import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
+import { isNfcNormalizer, nfc } from '../nfc.js';
 import { BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
 import { AddedTokenScanner, isIdentityNormalizer } from '../split.js';
-import { badVocabId, isTokenId } from '../tokenizer-json.js';
+import { badVocabId, isTokenId, type TokenizerJson } from '../tokenizer-json.js';
+import { withOnigurumaCaseFolding } from './case-fold.js';
 import type { Backend, BackendInit } from './types.js';
 import { parsedVocabulary } from './vocabulary.js';
 
@@ -29,12 +31,13 @@ export function createJsBackend(init: BackendInit): Backend {
   }
   const Tokenizer = tokenizerClass();
   let tokenizer: HfTokenizer;
+  const libraryJson = withOnigurumaCaseFolding(init.tokenizerJson);
   try {
-    tokenizer = new Tokenizer(init.tokenizerJson, init.tokenizerConfig);
+    tokenizer = new Tokenizer(libraryJson, init.tokenizerConfig);
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json could not be built: ${(err as Error).message}`, { cause: err });
   }
-  const ids = exactAddedTokenSplit(init, tokenizer);
+  const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
   const encode = (text: string): Uint32Array => Uint32Array.from(ids(text));
   const byteLevel = byteLevelDecode(init);
   return {
@@ -66,30 +69,47 @@ interface WellFormed {
  * so it splits the text and the library encodes only the gaps, with a copy of the tokenizer
  * that has no added tokens (a gap holds none). When the scanner cannot decide every token (a
  * normalized one under a real normalizer: it matches in normalized text) the library does it all,
- * with the departures above (Qwen3's NFC with normalized single_word tokens: a known gap).
+ * with the departures above (Qwen3's NFC with normalized single_word tokens: a known gap) --
+ * except under NFC alone, which the library would apply with String.prototype.normalize (Node's
+ * ICU, a newer Unicode than the oracle's): there each gap of the raw split is normalized with
+ * ../nfc.ts, searched for the normalized tokens (patterns normalized too) as HF's
+ * AddedVocabulary does, and the rest encoded by a copy with no normalizer.
  * Cost: a second library tokenizer (its vocab and merges maps) per JS backend.
  */
-function exactAddedTokenSplit(init: BackendInit, whole: HfTokenizer): (text: string) => number[] {
+function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, whole: HfTokenizer): (text: string) => number[] {
   const json = init.tokenizerJson;
   const added = json.added_tokens ?? [];
+  const ownNfc = isNfcNormalizer(json.normalizer);
   const plain = (text: string): number[] => whole.encode(text, { add_special_tokens: false }).ids;
-  if (added.length === 0 || (added.some((t) => t.normalized) && !isIdentityNormalizer(json.normalizer))) return plain;
+  if (!ownNfc && (added.length === 0 || (added.some((t) => t.normalized) && !isIdentityNormalizer(json.normalizer)))) return plain;
   const scanner = new AddedTokenScanner(json);
-  const gaps = new (tokenizerClass())({ ...json, added_tokens: [] }, init.tokenizerConfig);
-  const gap = (text: string, out: number[]): void => {
+  const gaps = new (tokenizerClass())({ ...libraryJson, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
+  const encodeGap = (text: string, out: number[]): void => {
     for (const id of gaps.encode(text, { add_special_tokens: false }).ids) out.push(id);
   };
-  return (input: string): number[] => {
-    // Same length: offsets are unchanged.
-    const text = (input as unknown as WellFormed).isWellFormed() ? input : (input as unknown as WellFormed).toWellFormed();
-    const out: number[] = [];
+  const normalizedTokens = ownNfc ? added.filter((t) => t.normalized).map((t) => ({ ...t, content: nfc(t.content) })) : [];
+  const inner = normalizedTokens.length > 0 ? new AddedTokenScanner({ ...json, normalizer: null, added_tokens: normalizedTokens }) : undefined;
+  const split = (text: string, tokens: AddedTokenScanner, out: number[], gap: (text: string, out: number[]) => void): void => {
     let at = 0;
-    for (const m of scanner.scan(text)) {
+    for (const m of tokens.scan(text)) {
       if (m.start > at) gap(text.slice(at, m.start), out);
       out.push(m.id);
       at = Math.max(at, m.end);
     }
     if (at < text.length) gap(text.slice(at), out);
+  };
+  const gap = !ownNfc
+    ? encodeGap
+    : (text: string, out: number[]): void => {
+        const normalized = nfc(text);
+        if (inner) split(normalized, inner, out, encodeGap);
+        else encodeGap(normalized, out);
+      };
+  return (input: string): number[] => {
+    // Same length: offsets are unchanged.
+    const text = (input as unknown as WellFormed).isWellFormed() ? input : (input as unknown as WellFormed).toWellFormed();
+    const out: number[] = [];
+    split(text, scanner, out, gap);
     return out;
   };
 }

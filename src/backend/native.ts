@@ -11,10 +11,9 @@
  * whose pre-tokenizer is not one of the recognised families is reported as
  * unsupported (nativeUnsupportedReason) and served by the JS backend.
  *
- * NFC (Qwen): the core does not normalize. encode() checks `text.normalize('NFC')
- * === text`; when true every added-token gap is NFC as well (gaps are cut at
- * added tokens whose ASCII delimiters never compose), so the core is exact.
- * Otherwise that one call is delegated to an exact JS backend built lazily.
+ * NFC (Qwen): the core normalizes each added-token gap itself, with the oracle's
+ * Unicode 9.0.0 data (native/core/normalize.h), so every text stays on the native path
+ * and off the main thread for encodeAsync / encodeBatch.
  */
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
@@ -25,7 +24,7 @@ import { CL100K_REGEX, DEEPSEEK_V3_REGEXES, O200K_REGEX, QWEN2_REGEX } from '../
 import type { ModelScan } from '../load.js';
 import { byteLevelTokenLengths, BYTE_LEVEL_CHARS } from '../offsets.js';
 import { badVocabId, isTokenId, type AddedTokenSpec, type TokenizerJson } from '../tokenizer-json.js';
-import { createJsBackend } from './js.js';
+import { nfc as normalizeNfc } from '../nfc.js';
 import type { Backend, BackendInit, Vocabulary } from './types.js';
 import { memo, parsedVocabulary } from './vocabulary.js';
 
@@ -168,9 +167,6 @@ export function nativeAddonStatus(): { available: boolean; error?: string; path:
   const s = loadAddon();
   return s.addon ? { available: true, path: s.path } : { available: false, error: s.error, path: s.path };
 }
-
-/** Any UTF-16 unit at or above U+0300 (combining marks start there); see needsFallback. */
-const MAY_NOT_BE_NFC = /[\u0300-\uffff]/;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -334,7 +330,7 @@ function buildSpec(addon: NativeAddon, json: TokenizerJson, r: Recognised, model
   const added = (json.added_tokens ?? []).map((t) => ({
     id: t.id,
     content: t.content,
-    pattern: t.normalized && r.normalizer === 'Nfc' ? t.content.normalize('NFC') : t.content,
+    pattern: t.normalized && r.normalizer === 'Nfc' ? normalizeNfc(t.content) : t.content,
     special: !!t.special,
     lstrip: !!t.lstrip,
     rstrip: !!t.rstrip,
@@ -454,14 +450,9 @@ export function createNativeBackend(init: BackendInit): Backend {
 }
 
 function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, vocabulary: Vocabulary | undefined): Backend {
-  let js: Backend | undefined;
-  // Exact fallback for the rare non-NFC input of an NFC tokenizer.
-  const jsFallback = (): Backend => (js ??= createJsBackend(init));
-  // Text whose UTF-16 units are all below U+0300 is NFC already: no character there has
-  // NFC_QC No/Maybe or a non-zero combining class, and every second half of a canonical
-  // composition is at or above U+0300. The regex skips ICU for such text (most code and
-  // English prose): ≈ 5.5 → 3 ms per 5 MB of the bench corpus.
-  const needsFallback = (text: string): boolean => nfc && MAY_NOT_BE_NFC.test(text) && text.normalize('NFC') !== text;
+  // The core reports a normalized=true token's place in the normalized gap: the text's own
+  // offsets only when NFC leaves the text unchanged.
+  const marksMayMove = nfc && (init.tokenizerJson.added_tokens ?? []).some((t) => t.normalized);
 
   // Short results come back through one array owned by the encoder and are copied out
   // with slice: cheaper than a new Uint32Array made through N-API on every call.
@@ -476,7 +467,6 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
     kind: 'native',
     vocabulary,
     encode(text: string): Uint32Array {
-      if (needsFallback(text)) return jsFallback().encode(text);
       try {
         return idsOf(core.encode(text));
       } catch (err) {
@@ -484,7 +474,6 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
       }
     },
     encodeMarked(text: string): { ids: Uint32Array; marks: Uint32Array | undefined } {
-      if (needsFallback(text)) return { ids: jsFallback().encode(text), marks: undefined };
       let ids: Uint32Array;
       try {
         ids = idsOf(core.encodeMarked(text));
@@ -493,10 +482,10 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
       }
       const count = marksArray[0]!;
       if (1 + 3 * count > marksArray.length) marksArray = core.sharedMarks();
+      if (marksMayMove && normalizeNfc(text) !== text) return { ids, marks: undefined };
       return { ids, marks: marksArray.slice(1, 1 + 3 * count) };
     },
     count(text: string): number {
-      if (needsFallback(text)) return jsFallback().count(text);
       try {
         return core.count(text);
       } catch (err) {
@@ -511,7 +500,6 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
       }
     },
     async encodeAsync(text: string): Promise<Uint32Array> {
-      if (needsFallback(text)) return jsFallback().encode(text);
       try {
         return await core.encodeAsync(text);
       } catch (err) {
@@ -519,17 +507,11 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
       }
     },
     async encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]> {
-      const fallback = nfc ? texts.map(needsFallback) : undefined;
-      let out: Uint32Array[];
       try {
-        out = await core.encodeBatch(fallback ? texts.map((x, i) => (fallback[i] ? '' : x)) : texts, threads);
+        return await core.encodeBatch(texts, threads);
       } catch (err) {
         throw nativeError(err);
       }
-      fallback?.forEach((f, i) => {
-        if (f) out[i] = jsFallback().encode(texts[i]!);
-      });
-      return out;
     },
   };
 }

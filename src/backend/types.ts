@@ -62,7 +62,7 @@ export interface Backend {
    * does; sessions then need not scan the text themselves). `marks` holds a triple per added
    * token in text order: the UTF-16 start and end of its split (lstrip/rstrip whitespace
    * included, as AddedMatch) and the number of ids up to and including it. undefined marks:
-   * not known for this text (the NFC fallback), scan instead.
+   * not known for this text (NFC changed a gap that holds a normalized token), scan instead.
    */
   encodeMarked?(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
   /** model.vocab, or undefined when it is not a key → id object (not a BPE-style model). */
