@@ -55,7 +55,11 @@ export const f = (x, d = 1) => (typeof x === 'number' && Number.isFinite(x) ? x.
  */
 export function runChild(script, args, { timeoutMs = 10_000, firstTimeoutMs = timeoutMs, env = {} } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: root, env: { ...process.env, PROMPTENC_QUIET: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd: root,
+      env: { ...process.env, PROMPTENC_QUIET: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines = [];
     let buf = '';
     let stderr = '';

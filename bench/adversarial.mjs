@@ -19,11 +19,16 @@ const CASES = ['letter a', 'underscore', 'spaces', 'newlines', 'digits', 'CJK un
 
 function input(kind, bytes) {
   switch (kind) {
-    case 'letter a': return 'a'.repeat(bytes);
-    case 'underscore': return '_'.repeat(bytes);
-    case 'spaces': return ' '.repeat(bytes);
-    case 'newlines': return '\n'.repeat(bytes);
-    case 'digits': return '0123456789'.repeat(Math.ceil(bytes / 10)).slice(0, bytes);
+    case 'letter a':
+      return 'a'.repeat(bytes);
+    case 'underscore':
+      return '_'.repeat(bytes);
+    case 'spaces':
+      return ' '.repeat(bytes);
+    case 'newlines':
+      return '\n'.repeat(bytes);
+    case 'digits':
+      return '0123456789'.repeat(Math.ceil(bytes / 10)).slice(0, bytes);
     case 'CJK unbroken': {
       // 3 UTF-8 bytes per character, no punctuation or spaces: one giant pre-token for o200k.
       const rand = seededRandom(7);
@@ -112,10 +117,22 @@ for (const { engine, sizes } of plan) {
 }
 
 const cell = (c) => (!c ? '' : c.timedOut ? `> ${timeoutMs / 1000} s (killed)` : c.error ? `error: ${c.error}` : `${f(c.ms, c.ms < 10 ? 2 : 0)} ms`);
-const headers = ['input', 'native 128 KB', 'native 512 KB', 'native 1 MB', 'growth 128K→1M (linear 8×)', 'js 128 KB', 'tiktoken 128 KB', 'gpt-tokenizer 128 KB', 'ai-tokenizer 128 KB', 'tokenizers 128 KB', 'best peer ÷ native @128 KB'];
+const headers = [
+  'input',
+  'native 128 KB',
+  'native 512 KB',
+  'native 1 MB',
+  'growth 128K→1M (linear 8×)',
+  'js 128 KB',
+  'tiktoken 128 KB',
+  'gpt-tokenizer 128 KB',
+  'ai-tokenizer 128 KB',
+  'tokenizers 128 KB',
+  'best peer ÷ native @128 KB',
+];
 const rows = CASES.map((kind) => {
   const n = (size) => results['promptenc-native'].cases[`${kind}@${size}`];
-  const p = (engine) => results[engine].missing ? 'missing' : cell(results[engine].cases[`${kind}@${SIZES[0]}`]);
+  const p = (engine) => (results[engine].missing ? 'missing' : cell(results[engine].cases[`${kind}@${SIZES[0]}`]));
   const small = n(SIZES[0]);
   const big = n(SIZES[2]);
   const growth = small?.ms && big?.ms ? `${f(big.ms / small.ms, 1)}×` : '–';
@@ -124,7 +141,19 @@ const rows = CASES.map((kind) => {
     .filter((c) => c && !c.timedOut && !c.error)
     .map((c) => c.ms);
   const ratio = small?.ms && peerMs.length ? `${f(Math.min(...peerMs) / small.ms, 1)}×` : '–';
-  return [kind, cell(small), cell(n(SIZES[1])), cell(big), growth, p('promptenc-js'), p('tiktoken'), p('gpt-tokenizer'), p('ai-tokenizer'), p('hf-tokenizers'), ratio];
+  return [
+    kind,
+    cell(small),
+    cell(n(SIZES[1])),
+    cell(big),
+    growth,
+    p('promptenc-js'),
+    p('tiktoken'),
+    p('gpt-tokenizer'),
+    p('ai-tokenizer'),
+    p('hf-tokenizers'),
+    ratio,
+  ];
 });
 if (results['promptenc-native'].missing) console.log(`promptenc-native missing: ${results['promptenc-native'].missing}\n`);
 console.log(`### Adversarial inputs (${MODEL}), best of up to 3 encode() calls each\n`);

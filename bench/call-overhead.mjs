@@ -53,7 +53,13 @@ const med = (name) => spread(samples.get(name)).median;
 const base = engines.find((e) => e.name === 'promptenc-native') ?? engines.find((e) => e.name === 'promptenc-js');
 const rows = all.map((e) => {
   const s = spread(samples.get(e.name));
-  return [e.name, e.version ?? '', `${f(s.median, 2)} [${f(s.q1, 2)}–${f(s.q3, 2)}]`, f(1e6 / s.median / 1e3, 0), base ? `${f(s.median / med(base.name), 1)}×` : '–'];
+  return [
+    e.name,
+    e.version ?? '',
+    `${f(s.median, 2)} [${f(s.q1, 2)}–${f(s.q3, 2)}]`,
+    f(1e6 / s.median / 1e3, 0),
+    base ? `${f(s.median / med(base.name), 1)}×` : '–',
+  ];
 });
 for (const m of slots.filter((s) => s.status !== 'ok')) rows.push([m.name, m.version ?? '', `missing: ${m.reason}`, '', '']);
 console.log(`### Per-call cost, ~${f(avgBytes, 0)}-byte strings (${MODEL})\n`);

@@ -34,11 +34,20 @@ function control() {
  * (1.00 = never contended) so a slow row can be read against the machine's state.
  */
 function coreLoopMs() {
-  let a = 1, b = 2, c = 3, d = 4, e = 5, g = 6;
+  let a = 1,
+    b = 2,
+    c = 3,
+    d = 4,
+    e = 5,
+    g = 6;
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < 2e7; i++) {
-    a = (a + i) ^ (a >>> 3); b = (b + i) ^ (b >>> 5); c = (c + i) ^ (c >>> 7);
-    d = (d + i) ^ (d >>> 2); e = (e + i) ^ (e >>> 1); g = (g + i) ^ (g >>> 4);
+    a = (a + i) ^ (a >>> 3);
+    b = (b + i) ^ (b >>> 5);
+    c = (c + i) ^ (c >>> 7);
+    d = (d + i) ^ (d >>> 2);
+    e = (e + i) ^ (e >>> 1);
+    g = (g + i) ^ (g >>> 4);
   }
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if ((a ^ b ^ c ^ d ^ e ^ g) === 0.5) console.log(''); // keeps the loop live
@@ -87,7 +96,9 @@ const rows = runs.map((r) => {
   ];
 });
 console.log(`### Targets (promptenc ${runs[0]?.baseline ?? ''} vs peers, same run)\n`);
-console.log(table(['model', 'native MB/s (target ≥60)', '× tokenizers, Rust (≥25×)', '× gpt-tokenizer (≥4×)', '× ai-tokenizer (≥4×)', 'token agreement'], rows));
+console.log(
+  table(['model', 'native MB/s (target ≥60)', '× tokenizers, Rust (≥25×)', '× gpt-tokenizer (≥4×)', '× ai-tokenizer (≥4×)', 'token agreement'], rows),
+);
 console.log(`\n${ctl.name}: ${f(ctl.mbps, 0)} MB/s on the same documents`);
 const allCore = [...coreSamples.values()].flat();
 const best = Math.min(...allCore);

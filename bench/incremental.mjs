@@ -98,7 +98,12 @@ async function measure(name, source) {
       const [tDelta, d] = ms(() => sd.encodeDelta(prompt, { addSpecialTokens: false }));
       delta.push(tDelta);
       changed.push(d.ids.length);
-      if (base.total !== prev.length || d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j]) || !prev.subarray(0, d.reused).every((v, j) => v === want[j])) {
+      if (
+        base.total !== prev.length ||
+        d.total !== want.length ||
+        !d.ids.every((v, j) => v === want[d.reused + j]) ||
+        !prev.subarray(0, d.reused).every((v, j) => v === want[j])
+      ) {
         throw new Error(`${name} ${size}: delta result differs from the full encode`);
       }
       // Chat path: the session renders incrementally (reusing the previous render's loop
@@ -127,7 +132,21 @@ async function measure(name, source) {
         throw new Error(`${name} ${size}: incremental result differs from the full encode`);
       }
     }
-    const row = { model: name, backend: tok.backend, historyTokens: tokens, fullMs: median(full), sessionMs: median(sess), deltaMs: median(delta), changedIds: median(changed), cacheMs: median(cache), turnMs: median(alone), turnRenderedMs: median(aloneRendered), chatRenderMs: median(chatRender), chatEncodeMs: median(chatEncode), renderMs: median(render) };
+    const row = {
+      model: name,
+      backend: tok.backend,
+      historyTokens: tokens,
+      fullMs: median(full),
+      sessionMs: median(sess),
+      deltaMs: median(delta),
+      changedIds: median(changed),
+      cacheMs: median(cache),
+      turnMs: median(alone),
+      turnRenderedMs: median(aloneRendered),
+      chatRenderMs: median(chatRender),
+      chatEncodeMs: median(chatEncode),
+      renderMs: median(render),
+    };
     row.sessionSpeedup = row.fullMs / row.sessionMs;
     row.deltaSpeedup = row.fullMs / row.deltaMs;
     row.cacheSpeedup = row.fullMs / row.cacheMs;
@@ -135,7 +154,9 @@ async function measure(name, source) {
     row.turnRenderedBound = row.fullMs / row.turnRenderedMs;
     row.chatSpeedup = row.fullMs / row.chatEncodeMs;
     rows.push(row);
-    process.stderr.write(`${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, delta ${f(row.deltaMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, turn alone ${f(row.turnMs, 3)} ms (after render ${f(row.turnRenderedMs, 3)}), chat delta ${f(row.chatEncodeMs, 3)} ms + incremental render ${f(row.chatRenderMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`);
+    process.stderr.write(
+      `${name} ${size}: full ${f(row.fullMs, 2)} ms, session ${f(row.sessionMs, 3)} ms, delta ${f(row.deltaMs, 3)} ms, cache ${f(row.cacheMs, 2)} ms, turn alone ${f(row.turnMs, 3)} ms (after render ${f(row.turnRenderedMs, 3)}), chat delta ${f(row.chatEncodeMs, 3)} ms + incremental render ${f(row.chatRenderMs, 2)} ms, render ${f(row.renderMs, 1)} ms\n`,
+    );
   }
   return rows;
 }
@@ -195,10 +216,21 @@ async function steady(name, source) {
       full.push(tFull);
       if (first === 0) first = want.length;
       tokens = want.length;
-      if (d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j])) throw new Error(`${name} steady: chat delta differs from the full encode`);
+      if (d.total !== want.length || !d.ids.every((v, j) => v === want[d.reused + j]))
+        throw new Error(`${name} steady: chat delta differs from the full encode`);
     }
-    const row = { model: name, firstTokens: first, tokens, fullMs: median(full), chatEncodeMs: median(chat), turnRenderedMs: median(alone), chatRenderMs: median(render) };
-    process.stderr.write(`${name} steady ${size}: full ${f(row.fullMs, 2)} ms, chat delta ${f(row.chatEncodeMs, 3)} ms (${f(row.fullMs / row.chatEncodeMs, 0)}×), turn after render ${f(row.turnRenderedMs, 3)} ms, incremental render ${f(row.chatRenderMs, 2)} ms\n`);
+    const row = {
+      model: name,
+      firstTokens: first,
+      tokens,
+      fullMs: median(full),
+      chatEncodeMs: median(chat),
+      turnRenderedMs: median(alone),
+      chatRenderMs: median(render),
+    };
+    process.stderr.write(
+      `${name} steady ${size}: full ${f(row.fullMs, 2)} ms, chat delta ${f(row.chatEncodeMs, 3)} ms (${f(row.fullMs / row.chatEncodeMs, 0)}×), turn after render ${f(row.turnRenderedMs, 3)} ms, incremental render ${f(row.chatRenderMs, 2)} ms\n`,
+    );
     rows.push(row);
   }
   return rows;
@@ -209,12 +241,70 @@ const rows = [...(await measure('deepseek-v3', 'deepseek-v3')), ...(await measur
 const steadyRows = [...(await steady('deepseek-v3', 'deepseek-v3')), ...(await steady('glm-format', buildGlmTokenizerDir()))];
 removeGlmTokenizerDir();
 const md = table(
-  ['model', 'backend', 'history tokens', 'full encode ms', 'session ms', 'session ×', 'session delta ms', 'delta ×', 'ids in delta', 'segment cache ms', 'cache ×', 'turn alone ms', 'bound ×', 'turn after render ms', 'bound after render ×', 'chat delta ms', 'chat ×', 'render ms', 'incremental render ms'],
-  rows.map((r) => [r.model, r.backend, r.historyTokens, f(r.fullMs, 2), f(r.sessionMs, 3), `${f(r.sessionSpeedup, 0)}×`, f(r.deltaMs, 3), `${f(r.deltaSpeedup, 0)}×`, r.changedIds, f(r.cacheMs, 2), `${f(r.cacheSpeedup, 1)}×`, f(r.turnMs, 3), `${f(r.turnBound, 0)}×`, f(r.turnRenderedMs, 3), `${f(r.turnRenderedBound, 0)}×`, f(r.chatEncodeMs, 3), `${f(r.chatSpeedup, 0)}×`, f(r.renderMs, 1), f(r.chatRenderMs, 2)]),
+  [
+    'model',
+    'backend',
+    'history tokens',
+    'full encode ms',
+    'session ms',
+    'session ×',
+    'session delta ms',
+    'delta ×',
+    'ids in delta',
+    'segment cache ms',
+    'cache ×',
+    'turn alone ms',
+    'bound ×',
+    'turn after render ms',
+    'bound after render ×',
+    'chat delta ms',
+    'chat ×',
+    'render ms',
+    'incremental render ms',
+  ],
+  rows.map((r) => [
+    r.model,
+    r.backend,
+    r.historyTokens,
+    f(r.fullMs, 2),
+    f(r.sessionMs, 3),
+    `${f(r.sessionSpeedup, 0)}×`,
+    f(r.deltaMs, 3),
+    `${f(r.deltaSpeedup, 0)}×`,
+    r.changedIds,
+    f(r.cacheMs, 2),
+    `${f(r.cacheSpeedup, 1)}×`,
+    f(r.turnMs, 3),
+    `${f(r.turnBound, 0)}×`,
+    f(r.turnRenderedMs, 3),
+    `${f(r.turnRenderedBound, 0)}×`,
+    f(r.chatEncodeMs, 3),
+    `${f(r.chatSpeedup, 0)}×`,
+    f(r.renderMs, 1),
+    f(r.chatRenderMs, 2),
+  ]),
 );
 const steadyMd = table(
-  ['model', 'tokens (first → last timed call)', 'full encode ms', 'chat delta ms', 'chat ×', 'turn after render ms', 'bound after render ×', 'incremental render ms'],
-  steadyRows.map((r) => [r.model, `${r.firstTokens} → ${r.tokens}`, f(r.fullMs, 2), f(r.chatEncodeMs, 3), `${f(r.fullMs / r.chatEncodeMs, 0)}×`, f(r.turnRenderedMs, 3), `${f(r.fullMs / r.turnRenderedMs, 0)}×`, f(r.chatRenderMs, 2)]),
+  [
+    'model',
+    'tokens (first → last timed call)',
+    'full encode ms',
+    'chat delta ms',
+    'chat ×',
+    'turn after render ms',
+    'bound after render ×',
+    'incremental render ms',
+  ],
+  steadyRows.map((r) => [
+    r.model,
+    `${r.firstTokens} → ${r.tokens}`,
+    f(r.fullMs, 2),
+    f(r.chatEncodeMs, 3),
+    `${f(r.fullMs / r.chatEncodeMs, 0)}×`,
+    f(r.turnRenderedMs, 3),
+    `${f(r.fullMs / r.turnRenderedMs, 0)}×`,
+    f(r.chatRenderMs, 2),
+  ]),
 );
 console.log(
   `## Adding one ~1 KB turn (median of ${REPS}); encode work only, render timed apart; after ${WARM_CALLS} untimed warm-up calls\n\n${md}\n\n` +

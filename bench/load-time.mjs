@@ -38,17 +38,19 @@ if (process.argv[2] === '--child') {
   const t2 = process.hrtime.bigint();
   await e.encode('Hello, world! 東京 🚀');
   const firstMs = Number(process.hrtime.bigint() - t2) / 1e6;
-  console.log(JSON.stringify({
-    rss0,
-    rss,
-    // Total wall time from before importing promptenc's bench module to a usable engine.
-    ms: Number(t1 - t0) / 1e6,
-    harnessImportMs: Number(tImport - t0) / 1e6,
-    engineLoadMs: e.loadMs,
-    engineImportMs: e.importMs,
-    firstEncodeMs: firstMs,
-    version: e.version,
-  }));
+  console.log(
+    JSON.stringify({
+      rss0,
+      rss,
+      // Total wall time from before importing promptenc's bench module to a usable engine.
+      ms: Number(t1 - t0) / 1e6,
+      harnessImportMs: Number(tImport - t0) / 1e6,
+      engineLoadMs: e.loadMs,
+      engineImportMs: e.importMs,
+      firstEncodeMs: firstMs,
+      version: e.version,
+    }),
+  );
   process.exit(0);
 }
 
@@ -84,5 +86,7 @@ const rows = results.map((r) => {
 });
 console.log('### Load time and memory (fresh process per row)\n');
 console.log(table(['model', 'engine', 'import + load ms', 'first encode ms', 'RSS over control MB', 'load ÷ Rust', 'RSS ÷ Rust'], rows));
-console.log(`\nControl: an empty node process, RSS ${f(control.rss / MB, 0)} MB (subtracted). "import + load" = the engine module's import plus building the tokenizer (file read, parse, tables); for promptenc the import is the library's own (dist/index.js and its dependencies).`);
+console.log(
+  `\nControl: an empty node process, RSS ${f(control.rss / MB, 0)} MB (subtracted). "import + load" = the engine module's import plus building the tokenizer (file read, parse, tables); for promptenc the import is the library's own (dist/index.js and its dependencies).`,
+);
 writeJson(jsonOutPath(), { bench: 'load-time', machine: machine(), controlRss: control.rss, results });

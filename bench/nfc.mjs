@@ -8,7 +8,9 @@ import { loadTokenizer } from '../dist/index.js';
 import { f, machine, median, root, table } from './_common.mjs';
 
 const runs = Number(process.env.BENCH_NFC_RUNS ?? 7);
-const unit = 'Cafe\u0301 Vie\u0323\u0302t Nam \u1100\u1161\u11a8 re\u0301sume\u0301 \u0915\u093c a\u0323\u0307 '.repeat(8) + 'plain ascii words and some more prose here\n';
+const unit =
+  'Cafe\u0301 Vie\u0323\u0302t Nam \u1100\u1161\u11a8 re\u0301sume\u0301 \u0915\u093c a\u0323\u0307 '.repeat(8) +
+  'plain ascii words and some more prose here\n';
 const text = unit.repeat(Math.ceil((2 << 20) / Buffer.byteLength(unit))).slice(0, 2 << 20);
 const nfcText = tokenizers.nfcNormalizer().normalizeString(text);
 const tok = await loadTokenizer('qwen3', { backend: 'native' });
@@ -32,8 +34,15 @@ for (let r = 0; r < runs; r++) {
 }
 const control = median(times[1]);
 const m = machine();
-console.log(`${m.cpu}, ${m.cores} cores, Node ${m.node}, load ${m.loadavg.join(" ")}; ${(Buffer.byteLength(text) / 2 ** 20).toFixed(1)} MB, ${runs} alternating runs`);
-console.log(table(['engine', 'median ms', 'MB/s', '× control'], engines.map(([name], k) => {
-  const ms = median(times[k]);
-  return [name, f(ms), f(Buffer.byteLength(text) / 2 ** 20 / (ms / 1000)), f(ms / control, 2)];
-})));
+console.log(
+  `${m.cpu}, ${m.cores} cores, Node ${m.node}, load ${m.loadavg.join(' ')}; ${(Buffer.byteLength(text) / 2 ** 20).toFixed(1)} MB, ${runs} alternating runs`,
+);
+console.log(
+  table(
+    ['engine', 'median ms', 'MB/s', '× control'],
+    engines.map(([name], k) => {
+      const ms = median(times[k]);
+      return [name, f(ms), f(Buffer.byteLength(text) / 2 ** 20 / (ms / 1000)), f(ms / control, 2)];
+    }),
+  ),
+);

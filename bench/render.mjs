@@ -16,7 +16,10 @@ if (process.argv[2] === '--child') {
   const { loadTokenizer } = await import('../dist/index.js');
   const { agentHistory } = await import('../test/helpers/conversation.mjs');
   const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
-  for (const [name, source] of [['deepseek-v3', 'deepseek-v3'], ['glm-format', buildGlmTokenizerDir()]]) {
+  for (const [name, source] of [
+    ['deepseek-v3', 'deepseek-v3'],
+    ['glm-format', buildGlmTokenizerDir()],
+  ]) {
     const tok = await loadTokenizer(source);
     for (const size of SIZES) {
       const messages = agentHistory(tok, size);
@@ -60,7 +63,9 @@ for (const [i, base] of runs.default[0].entries()) {
   rows.push([base.model, base.size, base.messages, base.chars, f(d, 1), f(fast, 1), `${f(d / fast, 2)}×`, f(base.controlMs, 2), same ? 'yes' : 'NO']);
 }
 console.log(`## Chat template rendering, default V8 flags vs enableFastTemplates() (median of ${REPS} renders, 2 processes each)\n`);
-console.log(table(['model', 'history tokens ≥', 'messages', 'prompt chars', 'default ms', 'enableFastTemplates ms', 'speedup', 'control: repeat ms', 'same text'], rows));
+console.log(
+  table(['model', 'history tokens ≥', 'messages', 'prompt chars', 'default ms', 'enableFastTemplates ms', 'speedup', 'control: repeat ms', 'same text'], rows),
+);
 console.log(`\nMachine: ${machine().cpu}, Node ${process.version}`);
 writeJson(jsonOutPath(), { machine: machine(), rows: out });
 if (out.some((r) => !r.same)) process.exitCode = 1;

@@ -45,7 +45,9 @@ function run(name) {
 
 function lscpuModel() {
   try {
-    const line = execFileSync('lscpu', { encoding: 'utf8' }).split('\n').find((l) => l.startsWith('Model name'));
+    const line = execFileSync('lscpu', { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => l.startsWith('Model name'));
     return line ? line.split(':').slice(1).join(':').trim() : undefined;
   } catch {
     return undefined;
@@ -89,6 +91,11 @@ const header = [
 ];
 const body = runs.map((r) => `## ${r.name} (${r.seconds.toFixed(0)} s${r.code ? `, exit ${r.code}` : ''})\n\n${r.markdown}\n`);
 writeFileSync(path.join(resultsDir, 'latest.md'), `${header.join('\n')}\n${body.join('\n')}`);
-writeFileSync(path.join(resultsDir, 'latest.json'), `${JSON.stringify({ date: started.toISOString(), git: gitRev(), machine, nativeBuilt, benches: Object.fromEntries(runs.map((r) => [r.name, { exitCode: r.code, seconds: r.seconds, result: r.json }])) }, null, 2)}\n`);
-process.stderr.write(`\nrun-all: wrote ${path.relative(root, resultsDir)}/latest.md and latest.json (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)\n`);
+writeFileSync(
+  path.join(resultsDir, 'latest.json'),
+  `${JSON.stringify({ date: started.toISOString(), git: gitRev(), machine, nativeBuilt, benches: Object.fromEntries(runs.map((r) => [r.name, { exitCode: r.code, seconds: r.seconds, result: r.json }])) }, null, 2)}\n`,
+);
+process.stderr.write(
+  `\nrun-all: wrote ${path.relative(root, resultsDir)}/latest.md and latest.json (${((Date.now() - started.getTime()) / 1000).toFixed(0)} s)\n`,
+);
 process.exitCode = runs.some((r) => r.code) ? 1 : 0;

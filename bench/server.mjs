@@ -19,10 +19,14 @@ const TURNS = envNumber('TURNS', 24);
 
 function startServer(extra) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'dist/cli/main.js'), 'serve', '--model', MODEL, '--host', '127.0.0.1', '--port', '0', '--max-body', '64mb', ...extra], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'dist/cli/main.js'), 'serve', '--model', MODEL, '--host', '127.0.0.1', '--port', '0', '--max-body', '64mb', ...extra],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     let out = '';
     const timer = setTimeout(() => reject(new Error('server did not start in 60 s')), 60_000);
     child.stdout.on('data', (d) => {
@@ -86,18 +90,35 @@ const servers = { native: await startServer([]), js: await startServer(['--backe
 const scenarios = [
   { name: '1 KB prompts, /tokenize', bytes: small.length, run: (url) => cannon(`${url}/tokenize`, small, 16) },
   { name: '100 KB chat histories, /tokenize', bytes: chat100k.length, run: (url) => cannon(`${url}/tokenize`, chat100k, 4) },
-  { name: 'growing 200k-token conversation, no session_id', bytes: bodiesFor(undefined)[0].length, run: (url) => growing(`${url}/tokenize`, bodiesFor(undefined)) },
-  { name: 'growing 200k-token conversation, session_id', bytes: bodiesFor('s')[0].length, run: (url, backend) => growing(`${url}/tokenize`, bodiesFor(`conv-${backend}-${Date.now()}`)) },
+  {
+    name: 'growing 200k-token conversation, no session_id',
+    bytes: bodiesFor(undefined)[0].length,
+    run: (url) => growing(`${url}/tokenize`, bodiesFor(undefined)),
+  },
+  {
+    name: 'growing 200k-token conversation, session_id',
+    bytes: bodiesFor('s')[0].length,
+    run: (url, backend) => growing(`${url}/tokenize`, bodiesFor(`conv-${backend}-${Date.now()}`)),
+  },
   // The same turns counted (/v1/responses/input_tokens, chat form): a small answer, so the
   // session's saving is not hidden behind serializing 200k ids.
-  { name: 'growing conversation counted, no session_id', bytes: bodiesFor(undefined)[0].length, run: (url) => growing(`${url}/v1/responses/input_tokens`, bodiesFor(undefined)) },
-  { name: 'growing conversation counted, session_id', bytes: bodiesFor('s')[0].length, run: (url, backend) => growing(`${url}/v1/responses/input_tokens`, bodiesFor(`count-${backend}-${Date.now()}`)) },
+  {
+    name: 'growing conversation counted, no session_id',
+    bytes: bodiesFor(undefined)[0].length,
+    run: (url) => growing(`${url}/v1/responses/input_tokens`, bodiesFor(undefined)),
+  },
+  {
+    name: 'growing conversation counted, session_id',
+    bytes: bodiesFor('s')[0].length,
+    run: (url, backend) => growing(`${url}/v1/responses/input_tokens`, bodiesFor(`count-${backend}-${Date.now()}`)),
+  },
 ];
 
 const results = [];
 try {
   // Warm-up, untimed: both servers' JIT and native code paths.
-  for (const s of Object.values(servers)) await autocannon({ url: `${s.url}/tokenize`, method: 'POST', headers: { 'content-type': 'application/json' }, body: small, connections: 4, duration: 1 });
+  for (const s of Object.values(servers))
+    await autocannon({ url: `${s.url}/tokenize`, method: 'POST', headers: { 'content-type': 'application/json' }, body: small, connections: 4, duration: 1 });
   for (const sc of scenarios) {
     const row = { scenario: sc.name, body_bytes: sc.bytes };
     // Alternate which backend goes first, so a busy moment of the machine does not favour one.
@@ -121,7 +142,17 @@ const data = {
   session_speedup: { tokenize: ratio(2, 3), count: ratio(4, 5) },
 };
 writeJson(path.join(benchDir, 'results', 'server.json'), data);
-const rows = results.map((x) => [x.scenario, f(x.body_bytes / 1024, 0), f(x.native.rps, 0), f(x.native.p50, 1), f(x.native.p99, 1), f(x.js.rps, 0), f(x.js.p50, 1), f(x.js.p99, 1), `${f(x.native_over_js_rps, 2)}×`]);
+const rows = results.map((x) => [
+  x.scenario,
+  f(x.body_bytes / 1024, 0),
+  f(x.native.rps, 0),
+  f(x.native.p50, 1),
+  f(x.native.p99, 1),
+  f(x.js.rps, 0),
+  f(x.js.p50, 1),
+  f(x.js.p99, 1),
+  `${f(x.native_over_js_rps, 2)}×`,
+]);
 const md = `# bench/server.mjs
 
 ${MODEL}, \`promptenc serve\` with default threads, loopback HTTP from autocannon (${RUN_S} s per run; the growing

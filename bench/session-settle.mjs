@@ -86,7 +86,10 @@ async function measure(name, source) {
 async function calibrate() {
   const tok = await loadTokenizer('deepseek-v3');
   const text = bigText(rng(5), 1000);
-  const ops = { 'SHA-256 of 1 KB (node:crypto)': () => createHash('sha256').update(text).digest(), 'plain encode of a 1 KB turn': () => tok.encode(text, { addSpecialTokens: false }) };
+  const ops = {
+    'SHA-256 of 1 KB (node:crypto)': () => createHash('sha256').update(text).digest(),
+    'plain encode of a 1 KB turn': () => tok.encode(text, { addSpecialTokens: false }),
+  };
   const rows = [];
   for (const [op, fn] of Object.entries(ops)) {
     for (let i = 0; i < 300; i++) fn();
@@ -117,7 +120,10 @@ const md = table(
 );
 console.log(
   `## Session encode work over the first calls after the history (200k tokens, median of ${SESSIONS} sessions; × = full encode ÷ chat delta)\n\n${md}\n\n` +
-    `### What idle costs any small call here (same protocol, median of 15)\n\n${table(['call', 'back to back µs', 'after a 0 ms timer µs', `after ${IDLE_MS} ms idle µs`], scale.map((r) => [r.op, f(r.warm, 1), f(r[0], 1), f(r[IDLE_MS], 1)]))}\n\n` +
+    `### What idle costs any small call here (same protocol, median of 15)\n\n${table(
+      ['call', 'back to back µs', 'after a 0 ms timer µs', `after ${IDLE_MS} ms idle µs`],
+      scale.map((r) => [r.op, f(r.warm, 1), f(r[0], 1), f(r[IDLE_MS], 1)]),
+    )}\n\n` +
     `Heap growth across one steady incremental render: ${results.map((x, i) => `${i ? 'GLM format' : 'DeepSeek-V3'} ${f(x.renderKb, 0)} KB`).join(', ')}.\n\nMachine: ${machine().cpu}, Node ${process.version}`,
 );
 writeJson(jsonOutPath(), { machine: machine(), results, scale });

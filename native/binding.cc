@@ -105,7 +105,8 @@ Napi::Value ScanModelJson(const Napi::CallbackInfo& info) {
     m->unreport(e);
     delete m;
   });
-  if (napi_type_tag_object(env, ext, &kModelJsonTag) != napi_ok) throw Napi::Error::New(env, "napi_type_tag_object failed");
+  if (napi_type_tag_object(env, ext, &kModelJsonTag) != napi_ok)
+    throw Napi::Error::New(env, "napi_type_tag_object failed");
   out.Set("model", ext);
   return out;
 }
@@ -276,8 +277,8 @@ promptenc::EncoderSpec specArg(Napi::Env env, Napi::Value v) {
     promptenc::AddedTokenSpec t;
     Napi::Value id = o.Get("id"), content = o.Get("content"), pattern = o.Get("pattern");
     if (!id.IsNumber() || !content.IsString() || !pattern.IsString())
-      throwTypeError(env, "Expected {id: number, content: string, pattern: string} for spec.added[" +
-                              std::to_string(i) + "]");
+      throwTypeError(
+          env, "Expected {id: number, content: string, pattern: string} for spec.added[" + std::to_string(i) + "]");
     t.id = id.As<Napi::Number>().Uint32Value();
     t.content = content.As<Napi::String>().Utf8Value();
     t.pattern = pattern.As<Napi::String>().Utf8Value();
@@ -309,14 +310,13 @@ constexpr napi_type_tag kCoreTag = {0x51d3a7c90e2b4f86ull, 0x8c4e1f0a6b2d9375ull
 class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
-    return DefineClass(env, "Encoder",
-                       {InstanceMethod<&EncoderWrap::Encode>("encode"), InstanceMethod<&EncoderWrap::Count>("count"),
-                        InstanceMethod<&EncoderWrap::Decode>("decode"),
-                        InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
-                        InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"),
-                        InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
-                        InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
-                        InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
+    return DefineClass(
+        env, "Encoder",
+        {InstanceMethod<&EncoderWrap::Encode>("encode"), InstanceMethod<&EncoderWrap::Count>("count"),
+         InstanceMethod<&EncoderWrap::Decode>("decode"), InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
+         InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"), InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
+         InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
+         InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
   }
 
   /// Only createEncoder calls this, with the core it built (an External tagged kCoreTag).
@@ -367,9 +367,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   }
 
   /// The output array of encode and encodeMarked: kSharedIds ids, owned by this object.
-  Napi::Value SharedIds(const Napi::CallbackInfo&) {
-    return sharedRef_.Value();
-  }
+  Napi::Value SharedIds(const Napi::CallbackInfo&) { return sharedRef_.Value(); }
 
   /// The one output protocol of the synchronous encodes: up to kSharedIds ids go into the
   /// sharedIds() array and their count comes back (JS copies them out with slice); more
@@ -387,9 +385,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   /// The marks array of encodeMarked: [count, (start, end, after) per added token]. It is
   /// replaced by a larger one when a call has more marks than fit (count is still written
   /// to the old one's first slot, so a caller holding it knows to ask again).
-  Napi::Value SharedMarks(const Napi::CallbackInfo&) {
-    return marksRef_.Value();
-  }
+  Napi::Value SharedMarks(const Napi::CallbackInfo&) { return marksRef_.Value(); }
 
   /// encode, plus where the added tokens went (sharedMarks()): a session then cuts
   /// after them without scanning the text again in JS and checking that scan against the ids.
@@ -532,7 +528,8 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
   } catch (const promptenc::DuplicateVocabEntry& e) {
     return Napi::String::New(env, e.what());
   } catch (const promptenc::UnsupportedVocab& e) {
-    throw codedError(env, "E_NATIVE_UNSUPPORTED", std::string("The native core cannot reproduce this tokenizer exactly: ") + e.what());
+    throw codedError(env, "E_NATIVE_UNSUPPORTED",
+                     std::string("The native core cannot reproduce this tokenizer exactly: ") + e.what());
   } catch (const std::invalid_argument& e) {
     throw codedError(env, "E_TOKENIZER_INVALID", std::string("Invalid tokenizer for the native core: ") + e.what());
   } catch (const std::exception& e) {

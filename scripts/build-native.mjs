@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const warn = (why) => {
-  console.warn(`promptenc: warning: native addon not built (${why}); using the JS backend. ` +
-    'Install cmake and a C++17 compiler, then run `npm run build:native`.');
+  console.warn(
+    `promptenc: warning: native addon not built (${why}); using the JS backend. ` + 'Install cmake and a C++17 compiler, then run `npm run build:native`.',
+  );
   process.exit(0);
 };
 
@@ -37,7 +38,12 @@ if (!existsSync(bin)) {
 }
 const r = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', shell: process.platform === 'win32' });
 if (r.error || r.status !== 0) {
-  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`.split('\n').filter((l) => /error/i.test(l)).slice(0, 1).join(' ').trim();
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`
+    .split('\n')
+    .filter((l) => /error/i.test(l))
+    .slice(0, 1)
+    .join(' ')
+    .trim();
   warn(`build failed${out ? `: ${out.slice(0, 200)}` : r.error ? `: ${r.error.message}` : ''}`);
 }
 if (!existsSync(join(root, 'build', 'Release', 'promptenc.node'))) warn('build produced no promptenc.node');

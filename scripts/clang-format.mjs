@@ -3,6 +3,7 @@
 // `--check` (npm run lint:native) only reports files that differ and exits 1 if any do.
 // The generated Unicode tables are left alone (scripts/gen-unicode-tables.mjs writes them).
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +17,16 @@ for (const dir of ['native', 'native/core']) {
   }
 }
 const args = check ? ['--dry-run', '--Werror', '--style=file', ...files] : ['-i', '--style=file', ...files];
-const r = spawnSync('clang-format', args, { cwd: root, stdio: 'inherit' });
+// The npm package `clang-format` ships the binary (clang-format 15), so CI needs no system package.
+let bin = 'clang-format';
+try {
+  bin = createRequire(import.meta.url)('clang-format').getNativeBinary();
+} catch {
+  // not installed (a production install): fall back to the system's clang-format
+}
+const r = spawnSync(bin, args, { cwd: root, stdio: 'inherit' });
 if (r.error) {
-  console.error(`promptenc: clang-format not found (${r.error.message}); on Debian: apt-get install clang-format`);
+  console.error(`promptenc: clang-format not found (${r.error.message}); run npm ci, or on Debian: apt-get install clang-format`);
   process.exit(1);
 }
 process.exit(r.status ?? 1);

@@ -114,7 +114,10 @@ const compositions = []; // [first, second, composite]
 {
   const candidates = [];
   for (const [cp, d] of decomp) if (!qcNo.has(cp)) candidates.push([cp, d]);
-  const firsts = normalizeEach(nfc, candidates.map(([, d]) => str(d.slice(0, -1))));
+  const firsts = normalizeEach(
+    nfc,
+    candidates.map(([, d]) => str(d.slice(0, -1))),
+  );
   const pairs = candidates.map(([, d], i) => firsts[i] + String.fromCodePoint(d[d.length - 1]));
   const composed = normalizeEach(nfc, pairs);
   candidates.forEach(([cp, d], i) => {
@@ -170,9 +173,9 @@ for (const k of decompKeys) {
 }
 compositions.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
 
-const provenance =
-  `from the tokenizers ${tkVersion} oracle's NFD/NFC (unicode-normalization-alignments 0.1.12, Unicode 9.0.0). Do not edit.`;
-const summary = `${decompKeys.length} decompositions, ${compositions.length} compositions, ${marks.length} ` +
+const provenance = `from the tokenizers ${tkVersion} oracle's NFD/NFC (unicode-normalization-alignments 0.1.12, Unicode 9.0.0). Do not edit.`;
+const summary =
+  `${decompKeys.length} decompositions, ${compositions.length} compositions, ${marks.length} ` +
   `non-starters in ${reps.length} classes, ${qcNo.size} quick-check No, ${qcMaybe.size} Maybe`;
 const wrap = (arr, per) => {
   const rows = [];
@@ -205,8 +208,21 @@ h.push(`constexpr uint16_t kDecompOffsets[${decompOffsets.length}] = {`, ...wrap
 h.push(`constexpr uint32_t kDecompData[${decompData.length}] = {`, ...wrap(decompData.map(hex), 12), '};');
 h.push('/// (first << 21 | second) of each primary composite, ascending; kCompValues holds the composites.');
 h.push(`constexpr uint64_t kCompKeys[${compositions.length}] = {`);
-h.push(...wrap(compositions.map(([a, b]) => hex(a * 2 ** 21 + b) + 'ull'), 8), '};');
-h.push(`constexpr uint32_t kCompValues[${compositions.length}] = {`, ...wrap(compositions.map((c) => hex(c[2])), 12), '};');
+h.push(
+  ...wrap(
+    compositions.map(([a, b]) => hex(a * 2 ** 21 + b) + 'ull'),
+    8,
+  ),
+  '};',
+);
+h.push(
+  `constexpr uint32_t kCompValues[${compositions.length}] = {`,
+  ...wrap(
+    compositions.map((c) => hex(c[2])),
+    12,
+  ),
+  '};',
+);
 h.push('');
 h.push('inline uint16_t props(uint32_t cp) {');
 h.push('  if (cp >= 0x110000) return 0;');

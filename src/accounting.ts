@@ -36,7 +36,10 @@ export function markerWrapper(): FieldWrapper {
     // `</think>` so templates that keep only the part after it still carry an opening marker.
     const lead = text.length - text.trimStart().length;
     const trail = text.length - text.trimEnd().length;
-    const core = text.slice(lead, text.length - trail).split('</think>').join(`</think>${OPEN}${tag}`);
+    const core = text
+      .slice(lead, text.length - trail)
+      .split('</think>')
+      .join(`</think>${OPEN}${tag}`);
     return `${text.slice(0, lead)}${OPEN}${tag}${core}${CLOSE}${tag}${text.slice(text.length - trail)}`;
   };
 }

@@ -59,10 +59,7 @@ function bundledHelp(): string {
 export function resolveBundled(name: string): string {
   const pkg = BUNDLED_MODELS[name];
   if (!pkg) {
-    throw new PromptencError(
-      'E_TOKENIZER_NOT_FOUND',
-      `unknown model "${name}": not a directory, a tokenizer.json path or a bundled name; ${bundledHelp()}`,
-    );
+    throw new PromptencError('E_TOKENIZER_NOT_FOUND', `unknown model "${name}": not a directory, a tokenizer.json path or a bundled name; ${bundledHelp()}`);
   }
   try {
     return require.resolve(`${pkg}/models/tokenizer.json`);
@@ -89,7 +86,10 @@ async function readBytes(file: string, what: string, serde = false): Promise<Buf
   }
   const lone = serde ? loneSurrogateEscape(bytes) : -1;
   if (lone >= 0) {
-    throw new PromptencError('E_TOKENIZER_INVALID', `${what} at ${file} has a lone surrogate escape ${bytes.toString('latin1', lone, lone + 6)} at byte ${lone} (JSON.parse accepts it, Hugging Face tokenizers does not)`);
+    throw new PromptencError(
+      'E_TOKENIZER_INVALID',
+      `${what} at ${file} has a lone surrogate escape ${bytes.toString('latin1', lone, lone + 6)} at byte ${lone} (JSON.parse accepts it, Hugging Face tokenizers does not)`,
+    );
   }
   return bytes;
 }
@@ -258,8 +258,10 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
     const at = `added_tokens[${i}]`;
     if (typeof a !== 'object' || a === null) invalid(file, `${at}: expected an object, received ${describeValue(a)}`);
     const tok = a as Partial<AddedTokenSpec>;
-    if (typeof tok.id !== 'number' || !Number.isInteger(tok.id) || tok.id < 0) invalid(file, `${at}.id: expected a non-negative integer, received ${describeValue(tok.id)}`);
-    if (typeof tok.content !== 'string' || tok.content === '') invalid(file, `${at}.content: expected a non-empty string, received ${describeValue(tok.content)}`);
+    if (typeof tok.id !== 'number' || !Number.isInteger(tok.id) || tok.id < 0)
+      invalid(file, `${at}.id: expected a non-negative integer, received ${describeValue(tok.id)}`);
+    if (typeof tok.content !== 'string' || tok.content === '')
+      invalid(file, `${at}.content: expected a non-empty string, received ${describeValue(tok.content)}`);
   });
   return t as TokenizerJson;
 }
@@ -282,7 +284,11 @@ export function checkAddedTokenIds(json: TokenizerJson, vocab: { readonly size: 
   (json.added_tokens ?? []).forEach((t, i) => {
     const first = seen.get(t.content);
     if (first !== undefined) {
-      if (first !== t.id) invalid(file, `added_tokens[${i}] ${JSON.stringify(t.content)} repeats an added token with another id (${t.id}); Hugging Face tokenizers keeps the first one, ${first}`);
+      if (first !== t.id)
+        invalid(
+          file,
+          `added_tokens[${i}] ${JSON.stringify(t.content)} repeats an added token with another id (${t.id}); Hugging Face tokenizers keeps the first one, ${first}`,
+        );
       return;
     }
     seen.set(t.content, t.id);
@@ -293,7 +299,10 @@ export function checkAddedTokenIds(json: TokenizerJson, vocab: { readonly size: 
         inVocab !== undefined
           ? 'its content is a model.vocab key, and HF gives it that id'
           : `added tokens that are not in model.vocab follow its ${vocabCount} entries in file order`;
-      invalid(file, `added_tokens[${i}] ${JSON.stringify(t.content)} has id ${t.id}, but Hugging Face tokenizers numbers it ${expected} (${why}); promptenc does not renumber: fix the ids in the file`);
+      invalid(
+        file,
+        `added_tokens[${i}] ${JSON.stringify(t.content)} has id ${t.id}, but Hugging Face tokenizers numbers it ${expected} (${why}); promptenc does not renumber: fix the ids in the file`,
+      );
     }
     if (expected > max) max = expected;
   });

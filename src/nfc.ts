@@ -32,8 +32,15 @@ function getTables(): Tables {
 }
 
 // Conjoining jamo (The Unicode Standard 9.0, 3.12).
-const S_BASE = 0xac00, L_BASE = 0x1100, V_BASE = 0x1161, T_BASE = 0x11a7;
-const L_COUNT = 19, V_COUNT = 21, T_COUNT = 28, N_COUNT = V_COUNT * T_COUNT, S_COUNT = L_COUNT * N_COUNT;
+const S_BASE = 0xac00,
+  L_BASE = 0x1100,
+  V_BASE = 0x1161,
+  T_BASE = 0x11a7;
+const L_COUNT = 19,
+  V_COUNT = 21,
+  T_COUNT = 28,
+  N_COUNT = V_COUNT * T_COUNT,
+  S_COUNT = L_COUNT * N_COUNT;
 
 /** Any UTF-16 unit at or above QUICK_CHECK_START: text without one is NFC. */
 const MAY_CHANGE = new RegExp(`[\\u${QUICK_CHECK_START.toString(16).padStart(4, '0')}-\\uffff]`);

@@ -56,6 +56,13 @@ export class SegmentCache {
 
   stats(): SegmentCacheStats {
     const total = this.hits + this.misses;
-    return { hits: this.hits, misses: this.misses, hitRate: total === 0 ? 0 : this.hits / total, entries: this.map.size, bytes: this.bytes, maxBytes: this.maxBytes };
+    return {
+      hits: this.hits,
+      misses: this.misses,
+      hitRate: total === 0 ? 0 : this.hits / total,
+      entries: this.map.size,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+    };
   }
 }

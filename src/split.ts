@@ -170,7 +170,8 @@ export class AddedTokenScanner {
       if (t.id !== id) continue;
       if (t.single_word) closed = false;
       // An occurrence at i with i + t.length < u.length: lastIndexOf from u.length - t.length - 1.
-      for (const u of this.tokens) if (u.content.length > t.content.length && u.content.lastIndexOf(t.content, u.content.length - t.content.length - 1) >= 0) closed = false;
+      for (const u of this.tokens)
+        if (u.content.length > t.content.length && u.content.lastIndexOf(t.content, u.content.length - t.content.length - 1) >= 0) closed = false;
       if (t.normalized) {
         // A normalized token is matched in a second pass, inside the gaps the raw tokens leave,
         // so its text is not consumed by the raw pass: a raw token may start inside it. Not
@@ -363,7 +364,12 @@ export class AddedTokenScanner {
  * added-token IDs appear in the same order. Returns, for each match, the index in `ids`
  * just after its token, or undefined on any disagreement.
  */
-export function matchesAgree(matches: readonly AddedMatch[], ids: Uint32Array, scanner: Pick<AddedTokenScanner, 'isAdded'>, prefixOnly = false): number[] | undefined {
+export function matchesAgree(
+  matches: readonly AddedMatch[],
+  ids: Uint32Array,
+  scanner: Pick<AddedTokenScanner, 'isAdded'>,
+  prefixOnly = false,
+): number[] | undefined {
   const { isAdded } = scanner;
   const positions: number[] = [];
   let m = 0;

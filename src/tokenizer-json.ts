@@ -37,5 +37,8 @@ export function isTokenId(id: unknown): id is number {
 
 /** The error for a vocabulary entry whose id is not a token id; backends throw it. */
 export function badVocabId(token: string, id: unknown): PromptencError {
-  return new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json model.vocab[${JSON.stringify(token)}]: expected a non-negative integer id, received ${describeValue(id)}`);
+  return new PromptencError(
+    'E_TOKENIZER_INVALID',
+    `tokenizer.json model.vocab[${JSON.stringify(token)}]: expected a non-negative integer id, received ${describeValue(id)}`,
+  );
 }

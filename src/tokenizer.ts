@@ -269,7 +269,10 @@ export class PromptTokenizer {
     } catch {
       // A template that inspects text may fail on marked text; fall back to searching.
     }
-    spans ??= searchSpans(prompt, checked.map((m) => (typeof m.content === 'string' ? m.content : undefined)));
+    spans ??= searchSpans(
+      prompt,
+      checked.map((m) => (typeof m.content === 'string' ? m.content : undefined)),
+    );
     const starts = tokenStarts(prompt, ids, this.tokenLengths, this.scanner) ?? this.approximateStarts(prompt, ids);
     return attribute(prompt.length, starts, spans, checked.length);
   }
@@ -311,7 +314,8 @@ export class PromptTokenizer {
 
   private templateSource(override: string | undefined, tools: unknown[] | undefined): string {
     if (override !== undefined) {
-      if (typeof override !== 'string') throw new PromptencError('E_ARGUMENT', `options.chatTemplate: expected a template source string, received ${describeValue(override)}`);
+      if (typeof override !== 'string')
+        throw new PromptencError('E_ARGUMENT', `options.chatTemplate: expected a template source string, received ${describeValue(override)}`);
       return this.templates.named.get(override) ?? override;
     }
     // transformers picks the "tool_use" named template when tools are given and it exists.

@@ -13,7 +13,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli', 'main.js');
 const tmp = mkdtempSync(path.join(tmpdir(), 'promptenc-bench-'));
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function exec(args: string[]): Promise<Run> {
   return new Promise((resolve) => {

@@ -302,7 +302,12 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
     ["'x' + JSON string keeps its spacing exactly", '{ "city" :  "Paris" }', CONCAT, 'x{ "city" :  "Paris" }'],
     ["'x' + object arguments prints json.dumps", { city: 'Paris', days: 3 }, CONCAT, 'x{"city": "Paris", "days": 3}'],
     ['printing JSON-string arguments gives the original string', '{"a":[1,2],"b":{"c":null}}', PRINT, '{"a":[1,2],"b":{"c":null}}'],
-    ['tojson re-serialises JSON-string arguments with ", " and ": "', '{"city":"Paris","days":3,"tags":["a","b"]}', TOJSON, '{"city": "Paris", "days": 3, "tags": ["a", "b"]}'],
+    [
+      'tojson re-serialises JSON-string arguments with ", " and ": "',
+      '{"city":"Paris","days":3,"tags":["a","b"]}',
+      TOJSON,
+      '{"city": "Paris", "days": 3, "tags": ["a", "b"]}',
+    ],
     ['tojson of object arguments', { city: 'Paris', nested: { ok: true } }, TOJSON, '{"city": "Paris", "nested": {"ok": true}}'],
     ['non-ASCII survives json.dumps(ensure_ascii=False)', { city: 'Zürich 東京' }, CONCAT, 'x{"city": "Zürich 東京"}'],
     ['a non-JSON string stays a string', 'not json', CONCAT, 'xnot json'],
@@ -433,7 +438,9 @@ describe('template selection and globals', () => {
   });
 
   it('kwargs override template variables', () => {
-    expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ reasoning_effort }}|{{ add_generation_prompt }}', kwargs: { reasoning_effort: 'high' } })).toBe('high|true');
+    expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ reasoning_effort }}|{{ add_generation_prompt }}', kwargs: { reasoning_effort: 'high' } })).toBe(
+      'high|true',
+    );
     expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ add_generation_prompt }}', addGenerationPrompt: false })).toBe('false');
   });
 });

@@ -19,7 +19,11 @@ function run(args: string[], input?: string): Promise<{ code: number; stdout: st
 }
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'promptenc-jsonl-'));
-const parseLines = (s: string) => s.trim().split('\n').map((l) => JSON.parse(l));
+const parseLines = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 describe('encode --jsonl', () => {
   it('2,000 records through 2 threads: ids from the oracle, in input order, ids copied', async () => {

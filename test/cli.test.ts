@@ -10,7 +10,11 @@ import { oracleEncode, MODELS } from './helpers/oracle.js';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli', 'main.js');
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(args: string[], input?: string): Promise<Run> {
   return new Promise((resolve) => {
@@ -116,15 +120,39 @@ describe('promptenc chat', () => {
   });
 
   it('--template, --kwargs and --tools are passed to the template', async () => {
-    const tpl = write('t.jinja', '{{ greeting }}|{{ tools | length }}|{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}{% if add_generation_prompt %}GO{% endif %}');
+    const tpl = write(
+      't.jinja',
+      '{{ greeting }}|{{ tools | length }}|{% for m in messages %}{{ m.role }}:{{ m.content }};{% endfor %}{% if add_generation_prompt %}GO{% endif %}',
+    );
     const tools = write('tools.json', JSON.stringify([{ type: 'function', function: { name: 'ls', parameters: {} } }]));
-    const r = await run(['chat', '--model', 'qwen3', '--messages', messagesFile, '--template', tpl, '--kwargs', '{"greeting":"hey"}', '--tools', tools, '--format', 'prompt']);
+    const r = await run([
+      'chat',
+      '--model',
+      'qwen3',
+      '--messages',
+      messagesFile,
+      '--template',
+      tpl,
+      '--kwargs',
+      '{"greeting":"hey"}',
+      '--tools',
+      tools,
+      '--format',
+      'prompt',
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('hey|1|system:You are terse.;user:What is 2+2?;GO');
   });
 
   it('bad messages exit 1 with the error code on one line', async () => {
-    const bad = write('bad.json', JSON.stringify([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 3 }]));
+    const bad = write(
+      'bad.json',
+      JSON.stringify([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'user', content: 3 },
+      ]),
+    );
     const r = await run(['chat', '--model', 'deepseek-v3', '--messages', bad]);
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);

@@ -41,8 +41,14 @@ function miniTokenizer(): Record<string, any> {
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
     model: {
-      type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null,
-      fuse_unk: false, byte_fallback: false, ignore_merges: false,
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
       vocab: { a: 0, b: 1, ab: 2 },
       merges: ['a b'],
     },
@@ -196,7 +202,10 @@ describe('E_TEMPLATE', () => {
     expect(e.code).toBe('E_TEMPLATE');
   });
   it('encodeChat and countChat surface the same error', async () => {
-    for (const f of [() => qwen.encodeChat(hello, { chatTemplate: "{{ raise_exception('boom') }}" }), () => qwen.countChat(hello, { chatTemplate: "{{ raise_exception('boom') }}" })]) {
+    for (const f of [
+      () => qwen.encodeChat(hello, { chatTemplate: "{{ raise_exception('boom') }}" }),
+      () => qwen.countChat(hello, { chatTemplate: "{{ raise_exception('boom') }}" }),
+    ]) {
       const e = await caught(f);
       expect(e.code).toBe('E_TEMPLATE');
       expect(e.message).toContain('boom');
@@ -220,14 +229,25 @@ describe('E_MESSAGES_INVALID', () => {
   const cases: Array<[string, unknown, string]> = [
     [
       'content a number',
-      [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 3 }],
+      [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'b' },
+        { role: 'user', content: 3 },
+      ],
       'messages[2].content: expected string or array, received 3 of type number',
     ],
-    ['bad role', [{ role: 'robot', content: 'x' }], 'messages[0].role: expected one of system, developer, user, assistant, tool, function, ipython, received "robot" of type string'],
+    [
+      'bad role',
+      [{ role: 'robot', content: 'x' }],
+      'messages[0].role: expected one of system, developer, user, assistant, tool, function, ipython, received "robot" of type string',
+    ],
     ['role missing', [{ content: 'x' }], 'messages[0].role: expected string, received undefined'],
     [
       'tool_calls not an array',
-      [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, tool_calls: { function: { name: 'f' } } }],
+      [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: null, tool_calls: { function: { name: 'f' } } },
+      ],
       'messages[1].tool_calls: expected array, received an object',
     ],
     [
@@ -329,8 +349,10 @@ try {
 
 describe('E_NATIVE_UNAVAILABLE (subprocess with PROMPTENC_NATIVE_PATH=/nonexistent/promptenc.node)', () => {
   const dist = path.join(ROOT, 'dist/index.js');
-  it.skipIf(!existsSync(dist))(`backend 'native' throws; 'auto' falls back to js with one warning${existsSync(dist) ? '' : ' — SKIPPED: dist/index.js missing, run tsc'}`, async () => {
-    const script = `
+  it.skipIf(!existsSync(dist))(
+    `backend 'native' throws; 'auto' falls back to js with one warning${existsSync(dist) ? '' : ' — SKIPPED: dist/index.js missing, run tsc'}`,
+    async () => {
+      const script = `
       const { loadTokenizer } = await import(${JSON.stringify(new URL(`file://${dist}`).href)});
       const warnings = [];
       process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
@@ -341,51 +363,58 @@ describe('E_NATIVE_UNAVAILABLE (subprocess with PROMPTENC_NATIVE_PATH=/nonexiste
       await new Promise((r) => setTimeout(r, 100));
       console.log(JSON.stringify({ nativeErr, a: a.backend, b: b.backend, ids: Array.from(b.encode('hello world')), warnings }));
     `;
-    const env: NodeJS.ProcessEnv = { ...process.env, PROMPTENC_NATIVE_PATH: '/nonexistent/promptenc.node' };
-    delete env.PROMPTENC_QUIET;
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env, cwd: ROOT, maxBuffer: 1 << 20 });
-    const out = JSON.parse(stdout.trim().split('\n').pop()!);
-    expect(out.nativeErr?.code).toBe('E_NATIVE_UNAVAILABLE');
-    expect(out.a).toBe('js');
-    expect(out.b).toBe('js');
-    expect(out.ids).toEqual([24912, 2375]); // gpt-4o "hello world", from the Rust oracle
-    // The fallback warns once per process, as one stderr line (src/backend/select.ts), however many loads fall back.
-    const lines = stderr.split('\n').filter((l) => l.includes('native addon unavailable'));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^promptenc: warning: native addon unavailable, using the JS backend \(/);
-    expect(out.warnings).toEqual([]);
-    if (existsSync(path.join(ROOT, 'dist/backend/native.js'))) {
-      // Once the native module exists, the failure must be about the configured path.
-      expect(out.nativeErr.message).toContain('/nonexistent/promptenc.node');
-    }
-  });
+      const env: NodeJS.ProcessEnv = { ...process.env, PROMPTENC_NATIVE_PATH: '/nonexistent/promptenc.node' };
+      delete env.PROMPTENC_QUIET;
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env, cwd: ROOT, maxBuffer: 1 << 20 });
+      const out = JSON.parse(stdout.trim().split('\n').pop()!);
+      expect(out.nativeErr?.code).toBe('E_NATIVE_UNAVAILABLE');
+      expect(out.a).toBe('js');
+      expect(out.b).toBe('js');
+      expect(out.ids).toEqual([24912, 2375]); // gpt-4o "hello world", from the Rust oracle
+      // The fallback warns once per process, as one stderr line (src/backend/select.ts), however many loads fall back.
+      const lines = stderr.split('\n').filter((l) => l.includes('native addon unavailable'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^promptenc: warning: native addon unavailable, using the JS backend \(/);
+      expect(out.warnings).toEqual([]);
+      if (existsSync(path.join(ROOT, 'dist/backend/native.js'))) {
+        // Once the native module exists, the failure must be about the configured path.
+        expect(out.nativeErr.message).toContain('/nonexistent/promptenc.node');
+      }
+    },
+  );
 });
 
 // A real N-API addon that is not promptenc's (the Rust oracle's binary, shipped in its npm package).
 const FOREIGN_ADDON = path.join(ROOT, 'node_modules/tokenizers/tokenizers.linux-x64-gnu.node');
 
-describe.skipIf(!existsSync(FOREIGN_ADDON))(`an addon without promptenc's interface version${existsSync(FOREIGN_ADDON) ? '' : ' — SKIPPED: no linux-x64-gnu tokenizers binary here'}`, () => {
-  it("is refused at load: E_NATIVE_UNAVAILABLE naming the version for 'native', the JS backend for 'auto'", async () => {
-    const before = { path: process.env.PROMPTENC_NATIVE_PATH, quiet: process.env.PROMPTENC_QUIET };
-    process.env.PROMPTENC_NATIVE_PATH = FOREIGN_ADDON;
-    process.env.PROMPTENC_QUIET = '1';
-    try {
-      const status = nativeAddonStatus();
-      expect(status.available).toBe(false);
-      expect(status.error).toMatch(/has interface version undefined, this promptenc needs \d+/);
-      const e = await caught(() => loadTokenizer('gpt-4o', { backend: 'native' }));
-      expect(e.code).toBe('E_NATIVE_UNAVAILABLE');
-      expect(e.message).toContain(FOREIGN_ADDON);
-      expect((await loadTokenizer('gpt-4o', { backend: 'auto' })).backend).toBe('js');
-    } finally {
-      for (const [key, value] of [['PROMPTENC_NATIVE_PATH', before.path], ['PROMPTENC_QUIET', before.quiet]] as const) {
-        if (value === undefined) delete process.env[key];
-        else process.env[key] = value;
+describe.skipIf(!existsSync(FOREIGN_ADDON))(
+  `an addon without promptenc's interface version${existsSync(FOREIGN_ADDON) ? '' : ' — SKIPPED: no linux-x64-gnu tokenizers binary here'}`,
+  () => {
+    it("is refused at load: E_NATIVE_UNAVAILABLE naming the version for 'native', the JS backend for 'auto'", async () => {
+      const before = { path: process.env.PROMPTENC_NATIVE_PATH, quiet: process.env.PROMPTENC_QUIET };
+      process.env.PROMPTENC_NATIVE_PATH = FOREIGN_ADDON;
+      process.env.PROMPTENC_QUIET = '1';
+      try {
+        const status = nativeAddonStatus();
+        expect(status.available).toBe(false);
+        expect(status.error).toMatch(/has interface version undefined, this promptenc needs \d+/);
+        const e = await caught(() => loadTokenizer('gpt-4o', { backend: 'native' }));
+        expect(e.code).toBe('E_NATIVE_UNAVAILABLE');
+        expect(e.message).toContain(FOREIGN_ADDON);
+        expect((await loadTokenizer('gpt-4o', { backend: 'auto' })).backend).toBe('js');
+      } finally {
+        for (const [key, value] of [
+          ['PROMPTENC_NATIVE_PATH', before.path],
+          ['PROMPTENC_QUIET', before.quiet],
+        ] as const) {
+          if (value === undefined) delete process.env[key];
+          else process.env[key] = value;
+        }
       }
-    }
-    expect(nativeAddonStatus().available).toBe(nativeSkip === undefined);
-  });
-});
+      expect(nativeAddonStatus().available).toBe(nativeSkip === undefined);
+    });
+  },
+);
 
 describe.skipIf(nativeSkip !== undefined)(`errors of the addon itself${nativeSkip ? ` — SKIPPED: ${nativeSkip}` : ''}`, () => {
   // PromptTokenizer checks arguments before they reach a backend; a backend called directly

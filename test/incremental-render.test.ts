@@ -70,7 +70,12 @@ function randomMessage(r: () => number, k: number): ChatMessage {
   const content = r() < 0.1 ? 'STOP' : `${bigText(r, 20 + Math.floor(r() * 200))} #${k}`;
   if (role === 'assistant' && r() < 0.4) {
     const args = r() < 0.5 ? JSON.stringify({ path: `f${k}.ts`, n: k }) : { command: `ls ${k}` };
-    return { role, content: r() < 0.5 ? '' : content, reasoning_content: r() < 0.5 ? `why ${k}` : undefined, tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'read_file', arguments: args } }] };
+    return {
+      role,
+      content: r() < 0.5 ? '' : content,
+      reasoning_content: r() < 0.5 ? `why ${k}` : undefined,
+      tool_calls: [{ id: `c${k}`, type: 'function', function: { name: 'read_file', arguments: args } }],
+    };
   }
   if (role === 'assistant' && r() < 0.3) return { role, content: `<think>plan ${k}</think>${content}` };
   return { role, content };
@@ -130,7 +135,13 @@ function checkTemplate(source: string, seed: number, steps: number): { reused: n
   const start = [{ role: 'system', content: 'You are terse.' }, ...agentConversation(seed, 6, { bigEvery: 3, bigMin: 500, bigMax: 2_000 })] as ChatMessage[];
   let step = 0;
   for (const { messages, opts } of editScript(seed, steps, start)) {
-    const ctx: RenderContext = { messages, addGenerationPrompt: true, specialTokens: { bos_token: '<s>', eos_token: '</s>' }, now: () => new Date(2026, 0, 2), ...opts };
+    const ctx: RenderContext = {
+      messages,
+      addGenerationPrompt: true,
+      specialTokens: { bos_token: '<s>', eos_token: '</s>' },
+      now: () => new Date(2026, 0, 2),
+      ...opts,
+    };
     let want: string;
     try {
       want = template.render(ctx);
@@ -207,14 +218,20 @@ it('sees edits made in place deep inside a message, also in objects that are not
 describe('templates whose state crosses iterations: incremental render equals a full render', () => {
   const u = (content: string) => ({ role: 'user', content }) as ChatMessage;
   const a = (content: string) => ({ role: 'assistant', content }) as ChatMessage;
-  const call = (args: unknown) => ({ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }) as unknown as ChatMessage;
+  const call = (args: unknown) =>
+    ({ role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: args } }] }) as unknown as ChatMessage;
   const tools = [{ type: 'function', function: { name: 'f' } }] as unknown as RenderContext['tools'];
-  type Step = { messages: ChatMessage[]; tools?: RenderContext['tools']; kwargs?: Record<string, unknown> } | (() => { messages: ChatMessage[]; kwargs?: Record<string, unknown> });
+  type Step =
+    | { messages: ChatMessage[]; tools?: RenderContext['tools']; kwargs?: Record<string, unknown> }
+    | (() => { messages: ChatMessage[]; kwargs?: Record<string, unknown> });
   let day = 'Mon';
   const today = () => day;
   const dated = { role: 'user', content: 'x', today } as unknown as ChatMessage;
   const parts = (text: string) => ({ role: 'user', content: [{ type: 'text', text }] }) as ChatMessage;
-  const twoTools = [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'f' } }] as unknown as RenderContext['tools'];
+  const twoTools = [
+    { type: 'function', function: { name: 'f' } },
+    { type: 'function', function: { name: 'f' } },
+  ] as unknown as RenderContext['tools'];
   const hidden = { role: 'assistant', content: 'c' } as ChatMessage;
   const hiddenCalls = [{ id: '1', type: 'function', function: { name: 'f', arguments: '{"a": 1}' } }];
   Object.defineProperty(hidden, 'tool_calls', { value: hiddenCalls, enumerable: false, writable: true });
@@ -224,58 +241,263 @@ describe('templates whose state crosses iterations: incremental render equals a 
   const inheriting = Object.assign(Object.create({ extra: 'P' }) as object, { role: 'user', content: 'x' }) as ChatMessage;
   // Plain messages are checked by one walk over their own enumerable entries, plus the fields that were absent.
   const later = { role: 'assistant', content: 'c' } as ChatMessage;
-  const plainCalls = { role: 'assistant', content: 'c', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] } as ChatMessage;
+  const plainCalls = {
+    role: 'assistant',
+    content: 'c',
+    tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: { a: 1 } } }],
+  } as ChatMessage;
   const cases: Array<[string, string, Step[]]> = [
-    ['messages compared with an alias', `{% set msgs = messages %}{% for m in messages %}{% if messages == msgs %}A{% else %}B{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['break inside a macro', `{% macro stop() %}{% break %}{% endmacro %}{% for m in messages %}{{ m.content }}{% if m.content == 'S' %}{{ stop() }}{% endif %};{% endfor %}END`, [{ messages: [u('x'), u('S'), u('z')] }]],
-    ['comparison operands in order', `{% set ns = namespace(k=0) %}{% macro bump() %}{% set ns.k = ns.k + 1 %}{{ ns.k }}{% endmacro %}{% for m in messages %}{% if bump() == ns.k %}Y{% else %}N{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['loop kept in a loop variable', `{% for m in messages %}{% if loop.first %}{% set fl = loop %}{% else %}{{ fl.length }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['loop kept in a namespace', `{% set ns = namespace(l=none) %}{% for m in messages %}{% if loop.first %}{% set ns.l = loop %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.l.length }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['messages inside a list', `{% for m in messages %}{% if loop.first %}{% set keep = [messages] %}{% else %}{{ keep[0]|length }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['messages inside a dict in a namespace', `{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = {'a': messages} %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.s.a|map(attribute='content')|join(',') }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['namespace in a list in a namespace', `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set ns.list[0].c = ns.list[0].c + 1 %}{{ ns.list[0].c }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }]],
-    ['the same input twice, namespace via a loop variable', `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set inner = ns.list[0] %}{% set inner.c = inner.c + 1 %}{{ inner.c }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
-    ['namespace in a list in a loop variable', `{% for m in messages %}{% if loop.first %}{% set holder = [namespace(c=0)] %}{% endif %}{% set holder[0].c = holder[0].c + 1 %}{{ holder[0].c }}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }]],
-    ['caller kept in a namespace', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}[{{ m.content }}]{% endcall %}{% else %}{{ ns.f() }}{% endif %}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['caller reading the loop scope after the loop', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m.content }}/{{ loop.index }}{% endcall %}{% endif %}{{ m.content }};{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x2'), a('y')] }]],
-    ['the namespace builtin kept in a variable', `{% for m in messages %}{% if loop.first %}{% set mk = namespace %}{% else %}{% set n = mk(v=m.content) %}{{ n.v }}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['a kept dict against a fresh one', `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% set saved = cfg %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['a kept tool', `{% for m in messages %}{% if loop.first %}{% set t = tools[0] %}{% else %}{% if t == tools[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [u('x')], tools }, { messages: [u('x'), a('y')], tools }]],
-    ['structurally equal, not identical', `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set saved = cfg %}{% else %}{% set saved = {'a': 1} %}{% endif %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('z'), a('y')] }]],
-    ['a recorded comparison with a container', `{% set cfg = {'a': 1} %}{% set ns = namespace(c=none) %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set ns.c = cfg %}{% else %}{% set ns.c = {'a': 1} %}{% endif %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.c == cfg %}SAME{% else %}DIFF{% endif %};{% endfor %}`, [{ messages: [u('z'), a('y')] }, { messages: [u('x'), a('y')] }]],
-    ['unique over a kept container', `{% set cfg = {'a': 1} %}{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = cfg %}{% endif %}{{ m.content }}{% endfor %}{{ [ns.s, cfg]|unique|length }}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['a kept message against previtem after a cache miss', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == loop.previtem %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.role }}{% endfor %}`, [{ messages: [call('{"a": 1}')] }, { messages: [call({ a: 1 }), u('y')] }]],
-    ['kwargs.messages', `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == messages[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`, [{ messages: [], kwargs: { messages: [u('x')] } }, { messages: [], kwargs: { messages: [u('x'), a('y')] } }]],
-    ['a caller function with outside state', `{% for m in messages %}{{ m.content }}@{{ today() }};{% endfor %}`, [() => ((day = 'Mon'), { messages: [u('x')], kwargs: { today } }), () => ((day = 'Tue'), { messages: [u('x'), a('y')], kwargs: { today } })]],
-    ['a hole against undefined in an extra field', `{% for m in messages %}{{ m.meta|tojson }}{% endfor %}`, [{ messages: [{ role: 'user', content: 'x', meta: [, 1] } as unknown as ChatMessage] }, { messages: [{ role: 'user', content: 'x', meta: [undefined, 1] } as unknown as ChatMessage] }]],
+    [
+      'messages compared with an alias',
+      `{% set msgs = messages %}{% for m in messages %}{% if messages == msgs %}A{% else %}B{% endif %}{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'break inside a macro',
+      `{% macro stop() %}{% break %}{% endmacro %}{% for m in messages %}{{ m.content }}{% if m.content == 'S' %}{{ stop() }}{% endif %};{% endfor %}END`,
+      [{ messages: [u('x'), u('S'), u('z')] }],
+    ],
+    [
+      'comparison operands in order',
+      `{% set ns = namespace(k=0) %}{% macro bump() %}{% set ns.k = ns.k + 1 %}{{ ns.k }}{% endmacro %}{% for m in messages %}{% if bump() == ns.k %}Y{% else %}N{% endif %}{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'loop kept in a loop variable',
+      `{% for m in messages %}{% if loop.first %}{% set fl = loop %}{% else %}{{ fl.length }}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'loop kept in a namespace',
+      `{% set ns = namespace(l=none) %}{% for m in messages %}{% if loop.first %}{% set ns.l = loop %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.l.length }}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'messages inside a list',
+      `{% for m in messages %}{% if loop.first %}{% set keep = [messages] %}{% else %}{{ keep[0]|length }}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'messages inside a dict in a namespace',
+      `{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = {'a': messages} %}{% endif %}{{ m.content }}{% endfor %}|{{ ns.s.a|map(attribute='content')|join(',') }}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'namespace in a list in a namespace',
+      `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set ns.list[0].c = ns.list[0].c + 1 %}{{ ns.list[0].c }}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }],
+    ],
+    [
+      'the same input twice, namespace via a loop variable',
+      `{% set ns = namespace(list=none) %}{% for m in messages %}{% if loop.first %}{% set ns.list = [namespace(c=0)] %}{% else %}{% set inner = ns.list[0] %}{% set inner.c = inner.c + 1 %}{{ inner.c }}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'namespace in a list in a loop variable',
+      `{% for m in messages %}{% if loop.first %}{% set holder = [namespace(c=0)] %}{% endif %}{% set holder[0].c = holder[0].c + 1 %}{{ holder[0].c }}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('q')] }],
+    ],
+    [
+      'caller kept in a namespace',
+      `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}[{{ m.content }}]{% endcall %}{% else %}{{ ns.f() }}{% endif %}{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'caller reading the loop scope after the loop',
+      `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m.content }}/{{ loop.index }}{% endcall %}{% endif %}{{ m.content }};{% endfor %}|{{ ns.f() }}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x2'), a('y')] }],
+    ],
+    [
+      'the namespace builtin kept in a variable',
+      `{% for m in messages %}{% if loop.first %}{% set mk = namespace %}{% else %}{% set n = mk(v=m.content) %}{{ n.v }}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'a kept dict against a fresh one',
+      `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% set saved = cfg %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'a kept tool',
+      `{% for m in messages %}{% if loop.first %}{% set t = tools[0] %}{% else %}{% if t == tools[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`,
+      [
+        { messages: [u('x')], tools },
+        { messages: [u('x'), a('y')], tools },
+      ],
+    ],
+    [
+      'structurally equal, not identical',
+      `{% set cfg = {'a': 1} %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set saved = cfg %}{% else %}{% set saved = {'a': 1} %}{% endif %}{% else %}{% if saved == cfg %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('z'), a('y')] }],
+    ],
+    [
+      'a recorded comparison with a container',
+      `{% set cfg = {'a': 1} %}{% set ns = namespace(c=none) %}{% for m in messages %}{% if loop.first %}{% if m.content == 'x' %}{% set ns.c = cfg %}{% else %}{% set ns.c = {'a': 1} %}{% endif %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.c == cfg %}SAME{% else %}DIFF{% endif %};{% endfor %}`,
+      [{ messages: [u('z'), a('y')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'unique over a kept container',
+      `{% set cfg = {'a': 1} %}{% set ns = namespace(s=none) %}{% for m in messages %}{% if loop.first %}{% set ns.s = cfg %}{% endif %}{{ m.content }}{% endfor %}{{ [ns.s, cfg]|unique|length }}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'a kept message against previtem after a cache miss',
+      `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == loop.previtem %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.role }}{% endfor %}`,
+      [{ messages: [call('{"a": 1}')] }, { messages: [call({ a: 1 }), u('y')] }],
+    ],
+    [
+      'kwargs.messages',
+      `{% for m in messages %}{% if loop.first %}{% set f = m %}{% else %}{% if f == messages[0] %}SAME{% else %}DIFF{% endif %}{% endif %}{{ m.content }}{% endfor %}`,
+      [
+        { messages: [], kwargs: { messages: [u('x')] } },
+        { messages: [], kwargs: { messages: [u('x'), a('y')] } },
+      ],
+    ],
+    [
+      'a caller function with outside state',
+      `{% for m in messages %}{{ m.content }}@{{ today() }};{% endfor %}`,
+      [() => ((day = 'Mon'), { messages: [u('x')], kwargs: { today } }), () => ((day = 'Tue'), { messages: [u('x'), a('y')], kwargs: { today } })],
+    ],
+    [
+      'a hole against undefined in an extra field',
+      `{% for m in messages %}{{ m.meta|tojson }}{% endfor %}`,
+      [
+        { messages: [{ role: 'user', content: 'x', meta: [, 1] } as unknown as ChatMessage] },
+        { messages: [{ role: 'user', content: 'x', meta: [undefined, 1] } as unknown as ChatMessage] },
+      ],
+    ],
     // Message values compared by identity (a message only equals itself).
-    ['the last message by identity', `{% for m in messages %}{% if m == messages[-1] %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
-    ['the last message kept before the loop', `{% set last = messages[-1] %}{% for m in messages %}{% if m == last %}L{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
-    ['messages in an outer list', `{% set ends = [messages[0], messages[-1]] %}{% for m in messages %}{% if m in ends %}E{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
-    ['a list the template built', `{% set messages = messages + [messages[-1]] %}{% for m in messages %}{% if m == loop.previtem %}D{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }]],
-    ['a function inside a message', `{% for m in messages %}{{ m.content }}{% if m.today is defined %}@{{ m.today() }}{% endif %};{% endfor %}`, [() => ((day = 'Mon'), { messages: [dated] }), () => ((day = 'Tue'), { messages: [dated, a('y')] })]],
+    [
+      'the last message by identity',
+      `{% for m in messages %}{% if m == messages[-1] %}L{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }],
+    ],
+    [
+      'the last message kept before the loop',
+      `{% set last = messages[-1] %}{% for m in messages %}{% if m == last %}L{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }],
+    ],
+    [
+      'messages in an outer list',
+      `{% set ends = [messages[0], messages[-1]] %}{% for m in messages %}{% if m in ends %}E{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }],
+    ],
+    [
+      'a list the template built',
+      `{% set messages = messages + [messages[-1]] %}{% for m in messages %}{% if m == loop.previtem %}D{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), a('y')] }],
+    ],
+    [
+      'a function inside a message',
+      `{% for m in messages %}{{ m.content }}{% if m.today is defined %}@{{ m.today() }}{% endif %};{% endfor %}`,
+      [() => ((day = 'Mon'), { messages: [dated] }), () => ((day = 'Tue'), { messages: [dated, a('y')] })],
+    ],
     // Identity of lists and mappings that do not sit at a message's position.
-    ['a part of a message kept before the loop', `{% set fc = messages[-1].content %}{% for m in messages %}{% if m.content == fc %}L{% endif %}{{ m.role }};{% endfor %}`, [{ messages: [parts('x')] }, { messages: [parts('x'), parts('x')] }]],
-    ['lists the template built', `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{% if L[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['tools by identity', `{% set t = tools[(messages|length) - 1] %}{% for m in messages %}{% if tools[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')], tools: twoTools }, { messages: [u('x'), a('y')], tools: twoTools }]],
-    ['unique over lists the template built', `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{{ [L[0], t]|unique|length }}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
-    ['macros defined in a loop', `{% set ns = namespace(f1=none, f2=none) %}{% for i in [1, 2] %}{% macro f() %}{{ i }}{% endmacro %}{% if i == 1 %}{% set ns.f1 = f %}{% else %}{% set ns.f2 = f %}{% endif %}{% endfor %}{% set g = ns.f1 %}{% set h = ns.f2 if messages|length > 1 else ns.f1 %}{% for m in messages %}{% if g == h %}S{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }]],
+    [
+      'a part of a message kept before the loop',
+      `{% set fc = messages[-1].content %}{% for m in messages %}{% if m.content == fc %}L{% endif %}{{ m.role }};{% endfor %}`,
+      [{ messages: [parts('x')] }, { messages: [parts('x'), parts('x')] }],
+    ],
+    [
+      'lists the template built',
+      `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{% if L[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'tools by identity',
+      `{% set t = tools[(messages|length) - 1] %}{% for m in messages %}{% if tools[0] == t %}S{% endif %}{{ m.content }};{% endfor %}`,
+      [
+        { messages: [u('x')], tools: twoTools },
+        { messages: [u('x'), a('y')], tools: twoTools },
+      ],
+    ],
+    [
+      'unique over lists the template built',
+      `{% set L = [[1],[1]] %}{% set t = L[(messages|length) - 1] %}{% for m in messages %}{{ [L[0], t]|unique|length }}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'macros defined in a loop',
+      `{% set ns = namespace(f1=none, f2=none) %}{% for i in [1, 2] %}{% macro f() %}{{ i }}{% endmacro %}{% if i == 1 %}{% set ns.f1 = f %}{% else %}{% set ns.f2 = f %}{% endif %}{% endfor %}{% set g = ns.f1 %}{% set h = ns.f2 if messages|length > 1 else ns.f1 %}{% for m in messages %}{% if g == h %}S{% endif %}{{ m.content }};{% endfor %}`,
+      [{ messages: [u('x')] }, { messages: [u('x'), a('y')] }],
+    ],
     // A namespace and a number in the same outer variable; the loop variable or `loop` reassigned.
-    ['an outer number where a namespace was', `{% if messages|length > 1 %}{% set x = namespace(a='NS') %}{% else %}{% set x = 0 %}{% endif %}{% for m in messages %}[{{ x is number }}]{% endfor %}`, [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }]],
-    ['a namespace where an outer number was', `{% if messages|length > 1 %}{% set x = 0 %}{% else %}{% set x = namespace(a='NS') %}{% endif %}{% for m in messages %}[{{ x.a if x is not number else 'num' }}]{% endfor %}`, [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }]],
-    ['the loop variable reassigned in the body', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m }}{% endcall %}{% endif %}{{ m.content }};{% set m = 'X' %}{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
-    ['loop reassigned in the body', `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ loop }}{% endcall %}{% endif %}{{ m.content }};{% set loop = 'L' %}{% endfor %}|{{ ns.f() }}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }]],
+    [
+      'an outer number where a namespace was',
+      `{% if messages|length > 1 %}{% set x = namespace(a='NS') %}{% else %}{% set x = 0 %}{% endif %}{% for m in messages %}[{{ x is number }}]{% endfor %}`,
+      [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }],
+    ],
+    [
+      'a namespace where an outer number was',
+      `{% if messages|length > 1 %}{% set x = 0 %}{% else %}{% set x = namespace(a='NS') %}{% endif %}{% for m in messages %}[{{ x.a if x is not number else 'num' }}]{% endfor %}`,
+      [{ messages: [u('a')] }, { messages: [u('a'), a('b')] }],
+    ],
+    [
+      'the loop variable reassigned in the body',
+      `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ m }}{% endcall %}{% endif %}{{ m.content }};{% set m = 'X' %}{% endfor %}|{{ ns.f() }}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }],
+    ],
+    [
+      'loop reassigned in the body',
+      `{% set ns = namespace(f=none) %}{% macro grab() %}{% set ns.f = caller %}{% endmacro %}{% for m in messages %}{% if loop.first %}{% call grab() %}{{ loop }}{% endcall %}{% endif %}{{ m.content }};{% set loop = 'L' %}{% endfor %}|{{ ns.f() }}`,
+      [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y')] }],
+    ],
     // Comparisons with a namespace key are re-answered without the library for scalars: its loose ==, ordering on numbers.
-    ['namespace comparisons re-answered (loose ==, ordering, undefined == none)', `{% set ns = namespace(k=0) %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.k = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.k == '2' %}S{% endif %}{% if ns.k > loop.index0 %}A{% elif ns.k <= loop.index0 - 1 %}B{% endif %}{% if ns.missing == none %}N{% endif %}{% if ns.k != 2.0 %}F{% endif %}{{ m.content }};{% endfor %}`, [{ messages: [u('x'), a('y')] }, { messages: [u('x'), a('y'), u('z')] }, { messages: [u('x'), a('y'), u('z'), a('w')] }, { messages: [u('x'), a('y'), u('z'), a('w'), u('v')] }]],
-    ['keys reordered in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [ordered] }, () => (delete ordered.meta.a, (ordered.meta.a = 1), { messages: [ordered] })]],
-    ['a key added in place', `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`, [{ messages: [grown] }, () => ((grown.meta.c = 3), { messages: [grown] })]],
-    ['an inherited field, then an own one', `{% for m in messages %}[{{ m.extra }}]{% endfor %}`, [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })]],
-    ['tool_calls defined later, not enumerable', `{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %}{% endif %};{% endfor %}`, [{ messages: [later] }, () => (Object.defineProperty(later, 'tool_calls', { value: hiddenCalls, enumerable: false }), { messages: [later] })]],
-    ['a plain tool call edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{{ tc.function.arguments|tojson }}{% endfor %};{% endfor %}`, [{ messages: [plainCalls] }, () => ((plainCalls.tool_calls![0]!.function.name = 'g'), { messages: [plainCalls] }), () => (((plainCalls.tool_calls![0]!.function.arguments as Record<string, number>).a = 2), { messages: [plainCalls] })]],
+    [
+      'namespace comparisons re-answered (loose ==, ordering, undefined == none)',
+      `{% set ns = namespace(k=0) %}{% for m in messages %}{% if m.role == 'user' %}{% set ns.k = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}{% if ns.k == '2' %}S{% endif %}{% if ns.k > loop.index0 %}A{% elif ns.k <= loop.index0 - 1 %}B{% endif %}{% if ns.missing == none %}N{% endif %}{% if ns.k != 2.0 %}F{% endif %}{{ m.content }};{% endfor %}`,
+      [
+        { messages: [u('x'), a('y')] },
+        { messages: [u('x'), a('y'), u('z')] },
+        { messages: [u('x'), a('y'), u('z'), a('w')] },
+        { messages: [u('x'), a('y'), u('z'), a('w'), u('v')] },
+      ],
+    ],
+    [
+      'keys reordered in place',
+      `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`,
+      [{ messages: [ordered] }, () => (delete ordered.meta.a, (ordered.meta.a = 1), { messages: [ordered] })],
+    ],
+    [
+      'a key added in place',
+      `{% for m in messages %}{{ m.meta|tojson }};{% endfor %}`,
+      [{ messages: [grown] }, () => ((grown.meta.c = 3), { messages: [grown] })],
+    ],
+    [
+      'an inherited field, then an own one',
+      `{% for m in messages %}[{{ m.extra }}]{% endfor %}`,
+      [{ messages: [inheriting] }, () => ((inheriting.extra = 'O'), { messages: [inheriting] })],
+    ],
+    [
+      'tool_calls defined later, not enumerable',
+      `{% for m in messages %}{{ m.content }}{% if m.tool_calls %}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %}{% endif %};{% endfor %}`,
+      [{ messages: [later] }, () => (Object.defineProperty(later, 'tool_calls', { value: hiddenCalls, enumerable: false }), { messages: [later] })],
+    ],
+    [
+      'a plain tool call edited in place',
+      `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{{ tc.function.arguments|tojson }}{% endfor %};{% endfor %}`,
+      [
+        { messages: [plainCalls] },
+        () => ((plainCalls.tool_calls![0]!.function.name = 'g'), { messages: [plainCalls] }),
+        () => (((plainCalls.tool_calls![0]!.function.arguments as Record<string, number>).a = 2), { messages: [plainCalls] }),
+      ],
+    ],
     // The loop's reused prefix: a namespace's key order is state.
-    ['keys a reused prefix creates keep the order of their first writes', `{%- set ns = namespace() -%}{%- for m in messages -%}{%- if loop.index0 == 0 %}{{ ns.b }}{% set ns.a = 1 %}{% endif -%}{%- if loop.index0 == 1 %}{% set ns.b = 2 %}{% endif -%}{{ m.content }};{%- endfor -%}{{ ns }}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
-    ['the same namespace values in another key order at the loop start', `{%- set ns = namespace() -%}{%- if messages|length > 2 %}{% set ns.b = 1 %}{% set ns.a = 1 %}{% else %}{% set ns.a = 1 %}{% set ns.b = 1 %}{% endif -%}{%- for m in messages -%}{{ ns|tojson }}{{ m.content }};{%- endfor -%}`, [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }]],
-    ['a namespace number compared at the boundaries as the list shrinks and grows', `{% set ns = namespace() %}{% set ns.n = messages|length %}{% for m in messages %}{% if ns.n > 3 %}G{% endif %}{% if ns.n >= 4 %}H{% endif %}{% if 3 < ns.n %}I{% endif %}{% if ns.n == 4 %}J{% endif %}{% if ns.n != 3 %}K{% endif %}{% if ns.n <= 3 %}L{% endif %}{% if 4 > ns.n %}M{% endif %}{{ m.content }};{% endfor %}`, [5, 4, 3, 4, 5, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) }))],
+    [
+      'keys a reused prefix creates keep the order of their first writes',
+      `{%- set ns = namespace() -%}{%- for m in messages -%}{%- if loop.index0 == 0 %}{{ ns.b }}{% set ns.a = 1 %}{% endif -%}{%- if loop.index0 == 1 %}{% set ns.b = 2 %}{% endif -%}{{ m.content }};{%- endfor -%}{{ ns }}`,
+      [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }],
+    ],
+    [
+      'the same namespace values in another key order at the loop start',
+      `{%- set ns = namespace() -%}{%- if messages|length > 2 %}{% set ns.b = 1 %}{% set ns.a = 1 %}{% else %}{% set ns.a = 1 %}{% set ns.b = 1 %}{% endif -%}{%- for m in messages -%}{{ ns|tojson }}{{ m.content }};{%- endfor -%}`,
+      [{ messages: [u('A'), a('B')] }, { messages: [u('A'), a('B'), u('C')] }],
+    ],
+    [
+      'a namespace number compared at the boundaries as the list shrinks and grows',
+      `{% set ns = namespace() %}{% set ns.n = messages|length %}{% for m in messages %}{% if ns.n > 3 %}G{% endif %}{% if ns.n >= 4 %}H{% endif %}{% if 3 < ns.n %}I{% endif %}{% if ns.n == 4 %}J{% endif %}{% if ns.n != 3 %}K{% endif %}{% if ns.n <= 3 %}L{% endif %}{% if 4 > ns.n %}M{% endif %}{{ m.content }};{% endfor %}`,
+      [5, 4, 3, 4, 5, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) })),
+    ],
     // One comparison per template: another one in the same iteration could stop the reuse for it.
     ...(['>', '>=', '<', '<=', '==', '!='] as const).flatMap((op) =>
       [`ns.n ${op} 3`, `3 ${op} ns.n`].map((test): [string, string, Step[]] => [
@@ -284,7 +506,11 @@ describe('templates whose state crosses iterations: incremental render equals a 
         [5, 4, 3, 4, 2, 3, 5].map((n) => ({ messages: [u('a'), a('b'), u('c'), a('d'), u('e')].slice(0, n) })),
       ]),
     ),
-    ['non-enumerable tool_calls edited in place', `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`, [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })]],
+    [
+      'non-enumerable tool_calls edited in place',
+      `{% for m in messages %}{{ m.content }}{% for tc in m.tool_calls %}{{ tc.function.name }}{% endfor %};{% endfor %}`,
+      [{ messages: [hidden] }, () => ((hiddenCalls[0]!.function.name = 'g'), { messages: [hidden] })],
+    ],
   ];
   it.each(cases)('%s', (_name, source, steps) => {
     const template = compileTemplate(source);
@@ -313,7 +539,11 @@ describe('templates whose state crosses iterations: incremental render equals a 
     ];
     for (const [name, edit] of edits) {
       const tool = { role: 'tool', content: 'out' } as ChatMessage;
-      const messages = [u('x'), { role: 'assistant', content: '', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: '{}' } }] } as ChatMessage, tool];
+      const messages = [
+        u('x'),
+        { role: 'assistant', content: '', tool_calls: [{ id: '1', type: 'function', function: { name: 'f', arguments: '{}' } }] } as ChatMessage,
+        tool,
+      ];
       const s = tok.createSession();
       s.encodeChat(messages);
       s.encodeChat([...messages, u('y')]);
@@ -345,7 +575,13 @@ describe('templates whose state crosses iterations: incremental render equals a 
       const messages = [u('first'), a('reply')];
       const s = tok.createSession();
       s.encodeChat(messages);
-      const opts = (): ChatOptions => ({ get [key]() { messages[0]!.content = 'EDITED'; return key === 'kwargs' ? undefined : true; } }) as unknown as ChatOptions;
+      const opts = (): ChatOptions =>
+        ({
+          get [key]() {
+            messages[0]!.content = 'EDITED';
+            return key === 'kwargs' ? undefined : true;
+          },
+        }) as unknown as ChatOptions;
       const got = outcome(() => s.encodeChat(messages, opts()));
       messages[0]!.content = 'first';
       expect(got, key).toBe(outcome(() => tok.encodeChat(messages, opts())));
@@ -377,7 +613,13 @@ describe('templates whose state crosses iterations: incremental render equals a 
     const m = { role: 'user', content: 'hi', extra: 1 } as ChatMessage & { extra: unknown };
     const t = tok.createSession();
     t.encodeChat([m]);
-    Object.defineProperty(m, 'extra', { get: () => { throw new Error('boom'); }, enumerable: true, configurable: true });
+    Object.defineProperty(m, 'extra', {
+      get: () => {
+        throw new Error('boom');
+      },
+      enumerable: true,
+      configurable: true,
+    });
     const thrown = outcome(() => tok.encodeChat([m]));
     expect(thrown).toMatch(/^E_TEMPLATE/);
     expect(outcome(() => t.encodeChat([m]))).toBe(thrown);
@@ -421,7 +663,8 @@ describe('templates whose state crosses iterations: incremental render equals a 
     const opts = { chatTemplate };
     const [u1, a1, u2, a2, u3] = [u('one'), a('two'), u('three'), a('four'), u('five')];
     const s = tok.createSession();
-    const check = (messages: ChatMessage[], got: Uint32Array, label: string) => expect(Array.from(got), label).toEqual(Array.from(tok.encodeChat(messages, opts)));
+    const check = (messages: ChatMessage[], got: Uint32Array, label: string) =>
+      expect(Array.from(got), label).toEqual(Array.from(tok.encodeChat(messages, opts)));
     check([u1, a1, u2], s.encodeChat([u1, a1, u2], opts), 'first');
     let done = false;
     const cb = () => {
@@ -437,7 +680,7 @@ describe('templates whose state crosses iterations: incremental render equals a 
     check(after, s.encodeChat(after, opts), 'after');
   });
 
-  it('a text call between a render and its encode drops the render\'s prefix bound', async () => {
+  it("a text call between a render and its encode drops the render's prefix bound", async () => {
     const tok = await loadTokenizer('deepseek-v3');
     const long = (seed: number) => Array.from({ length: 800 }, (_, i) => `word${(i * seed) % 97}${i % 13 === 0 ? '\n\n' : ' '}`).join('');
     const m1 = [u(long(3)), a(long(5))];

@@ -42,7 +42,17 @@ describe('@huggingface/jinja internals the renderer relies on', () => {
     const { Interpreter } = require('@huggingface/jinja') as { Interpreter: { prototype: Record<string, unknown> } };
     const names = internalMethodsUsed();
     // The subclass overrides at least evaluate, evaluateIdentifier, evaluateBinaryExpression and evaluateMacro.
-    expect(names).toEqual(expect.arrayContaining(['applyFilter', 'evalProgram', 'evaluate', 'evaluateArguments', 'evaluateBinaryExpression', 'evaluateIdentifier', 'evaluateMacro']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'applyFilter',
+        'evalProgram',
+        'evaluate',
+        'evaluateArguments',
+        'evaluateBinaryExpression',
+        'evaluateIdentifier',
+        'evaluateMacro',
+      ]),
+    );
     const missing = names.filter((name) => typeof Interpreter.prototype[name] !== 'function');
     expect(missing).toEqual([]);
   });

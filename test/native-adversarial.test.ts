@@ -47,11 +47,13 @@ const CASES: Array<[string, string]> = [
   ['mixed random', mixed(40 * KB, 9)],
   ['random letters', letters(64 * KB, 11)],
   ['spaces then x', `${' '.repeat(20 * KB)}x${'\t'.repeat(3000)}${'!'.repeat(5000)}`],
-  ...[255, 256, 1000, 1023, 1024, 1025, 4097].flatMap((n): Array<[string, string]> => [
-    [`a × ${n}`, 'a'.repeat(n)],
-    [`letters × ${n}`, letters(n, n)],
-    [`CJK ${n} bytes`, cjk(n, n)],
-  ]),
+  ...[255, 256, 1000, 1023, 1024, 1025, 4097].flatMap(
+    (n): Array<[string, string]> => [
+      [`a × ${n}`, 'a'.repeat(n)],
+      [`letters × ${n}`, letters(n, n)],
+      [`CJK ${n} bytes`, cjk(n, n)],
+    ],
+  ),
 ];
 
 describe.skipIf(!status.available)('long pieces: native == oracle', () => {
@@ -60,7 +62,10 @@ describe.skipIf(!status.available)('long pieces: native == oracle', () => {
       const json = JSON.parse(readFileSync(modelPath(m), 'utf8')) as TokenizerJson;
       const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
       const oracle = oracleFor(modelPath(m));
-      const encs = await oracle.encodeBatch(CASES.map((c) => c[1]), { addSpecialTokens: false });
+      const encs = await oracle.encodeBatch(
+        CASES.map((c) => c[1]),
+        { addSpecialTokens: false },
+      );
       const bad: string[] = [];
       CASES.forEach(([name, text], i) => {
         const want = encs[i]!.getIds();

@@ -77,7 +77,14 @@ function cases(json: TokenizerJson): Array<[string, string]> {
     out.push([`CJK + lowercase tokens ${n}`, joined([cjkWords, lower], n, 300 + i)]);
   });
   for (const n of [1023, 1024, 1025, 1536, 2049, 5000]) {
-    for (const [name, unit] of [['_', '_'], ['spaces', ' '], ['newlines', '\n'], ['letter a', 'a'], ['ab', 'ab'], ['CJK char', '中']] as const) {
+    for (const [name, unit] of [
+      ['_', '_'],
+      ['spaces', ' '],
+      ['newlines', '\n'],
+      ['letter a', 'a'],
+      ['ab', 'ab'],
+      ['CJK char', '中'],
+    ] as const) {
       out.push([`${name} × ${n}`, unit.repeat(Math.ceil(n / unit.length))]);
     }
   }
@@ -110,7 +117,10 @@ describe.skipIf(!status.available)('long pieces with cuts: native == oracle', ()
         else process.env.PROMPTENC_NATIVE_QUEUE_MIN = saved;
       }
       const oracle = oracleFor(modelPath(m));
-      const encs = await oracle.encodeBatch(list.map((c) => c[1]), { addSpecialTokens: false });
+      const encs = await oracle.encodeBatch(
+        list.map((c) => c[1]),
+        { addSpecialTokens: false },
+      );
       const bad: string[] = [];
       list.forEach(([name, text], i) => {
         const want = encs[i]!.getIds();

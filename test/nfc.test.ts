@@ -113,11 +113,11 @@ function rng(seed: number): () => number {
   };
 }
 
-describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
+describe("NFC (the oracle's Unicode 9.0.0)", () => {
   const { gap, touched } = versionGap();
   const qwen = backends(qwenJson());
 
-  it('the version gap holds the reported pairs, and they differ from Node\'s NFC', () => {
+  it("the version gap holds the reported pairs, and they differ from Node's NFC", () => {
     for (const r of ISSUE_REPROS) {
       expect(gap, hex(r)).toContain(r);
       expect(r.normalize('NFC'), hex(r)).not.toBe(oracleNfc.normalizeString(r));
@@ -143,7 +143,7 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
     expect(bad).toEqual([]);
   });
 
-  it.each(ISSUE_REPROS.map((r) => [hex(r), r]))('Qwen3 %s: both backends give the oracle\'s ids', async (_name, text) => {
+  it.each(ISSUE_REPROS.map((r) => [hex(r), r]))("Qwen3 %s: both backends give the oracle's ids", async (_name, text) => {
     const [want] = await oracleIds([text]);
     if (text === '\u{105D2}\u0307') expect(want).toEqual([123934, 245, 240, 136, 229]); // the oracle's ids, as reported
     for (const [kind, be] of qwen) {
@@ -153,7 +153,7 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
     }
   });
 
-  it('Qwen3 gives the oracle\'s ids on every case of the version gap, on both backends', async () => {
+  it("Qwen3 gives the oracle's ids on every case of the version gap, on both backends", async () => {
     const want = await oracleIds(gap);
     for (const [kind, be] of qwen) {
       const bad = gap.filter((s, i) => Array.from(be.encode(s)).join() !== want[i]!.join()).map(hex);
@@ -163,11 +163,17 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
     }
   }, 120_000);
 
-  it('Qwen3 gives the oracle\'s ids on every code point NFC touches in either version, alone and after a base, on both backends', async () => {
+  it("Qwen3 gives the oracle's ids on every code point NFC touches in either version, alone and after a base, on both backends", async () => {
     expect(touched.length).toBeGreaterThan(3000);
     const texts: string[] = [];
     for (let i = 0; i < touched.length; i += 2000) {
-      texts.push(touched.slice(i, i + 2000).join('\n'), touched.slice(i, i + 2000).map((c) => 'a' + c + '\u0301').join('\n'));
+      texts.push(
+        touched.slice(i, i + 2000).join('\n'),
+        touched
+          .slice(i, i + 2000)
+          .map((c) => 'a' + c + '\u0301')
+          .join('\n'),
+      );
     }
     const want = await oracleIds(texts);
     for (const [kind, be] of qwen) {
@@ -181,7 +187,28 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
     const pool = [
       ...'aeoAEOuUnNcCsSkKyY\u0391\u03b1\u0415\u0435\u0627\u0648\u0928\u09c7\u0b47\u0bc6\u0d46\u0dd9\u1025\u1100\u1161\u11a8\uac00\u3099\u304b',
       ...'\u0300\u0301\u0302\u0303\u0308\u0323\u0327\u0328\u0315\u031b\u0345\u0340\u0344\u05b0\u0653\u0654\u0655\u093c\u09be\u09d7\u0b3e\u0b56\u0b57\u0bbe\u0bd7\u0d3e\u0d57\u0dca\u0dcf\u0ddf\u102e\u1175\u11c2\u1ac1\u1dc0\u20d0\u302a\u309a',
-      ...['\u{105D2}', '\u{105DA}', '\u{11382}', '\u{113C9}', '\u{16D67}', '\u{1611E}', '\u0307', '\u{11935}', '\u{11930}', '\u{1D15E}', '\u{1D165}', '\u2126', '\u212b', '\u0958', '\u{1E000}', '\u{16FF0}', '\u{1E4EC}', '\u0897', '\u1acf', '\u{10F82}'],
+      ...[
+        '\u{105D2}',
+        '\u{105DA}',
+        '\u{11382}',
+        '\u{113C9}',
+        '\u{16D67}',
+        '\u{1611E}',
+        '\u0307',
+        '\u{11935}',
+        '\u{11930}',
+        '\u{1D15E}',
+        '\u{1D165}',
+        '\u2126',
+        '\u212b',
+        '\u0958',
+        '\u{1E000}',
+        '\u{16FF0}',
+        '\u{1E4EC}',
+        '\u0897',
+        '\u1acf',
+        '\u{10F82}',
+      ],
     ];
     const next = rng(0x4e4643);
     const texts = Array.from({ length: 4000 }, () => {
@@ -190,10 +217,21 @@ describe('NFC (the oracle\'s Unicode 9.0.0)', () => {
       return s;
     });
     const wantNfc = oracleEach(oracleNfc, texts);
-    expect(texts.filter((t, i) => nfc(t) !== wantNfc[i]).map(hex).slice(0, 10)).toEqual([]);
+    expect(
+      texts
+        .filter((t, i) => nfc(t) !== wantNfc[i])
+        .map(hex)
+        .slice(0, 10),
+    ).toEqual([]);
     const want = await oracleIds(texts);
     for (const [kind, be] of qwen) {
-      expect({ kind, bad: texts.filter((t, i) => Array.from(be.encode(t)).join() !== want[i]!.join()).map(hex).slice(0, 10) }).toEqual({ kind, bad: [] });
+      expect({
+        kind,
+        bad: texts
+          .filter((t, i) => Array.from(be.encode(t)).join() !== want[i]!.join())
+          .map(hex)
+          .slice(0, 10),
+      }).toEqual({ kind, bad: [] });
     }
     // Long texts: the stretches around failing code points and the verbatim runs between them.
     const long = Array.from({ length: 20 }, (_, k) => texts.slice(k * 200, k * 200 + 200).join(k % 2 ? ' ' : 'x'));
@@ -246,7 +284,7 @@ describe.skipIf(!status.available)('NFC on the native path keeps the event loop 
     return lag.stop().max;
   }
 
-  it('encodeAsync of 2 MB of non-NFC Qwen3 text: the oracle\'s ids, event-loop lag < 50 ms', async () => {
+  it("encodeAsync of 2 MB of non-NFC Qwen3 text: the oracle's ids, event-loop lag < 50 ms", async () => {
     expect(nfc(text)).not.toBe(text);
     const tok = await loadTokenizer('qwen3', { backend: 'native' });
     const [want] = await oracleIds([text]);
@@ -258,7 +296,7 @@ describe.skipIf(!status.available)('NFC on the native path keeps the event loop 
     expect(lag).toBeLessThan(50);
   }, 120_000);
 
-  it('encodeBatch of 8 × 256 KB of non-NFC Qwen3 text on 4 threads: the oracle\'s ids, event-loop lag < 50 ms', async () => {
+  it("encodeBatch of 8 × 256 KB of non-NFC Qwen3 text on 4 threads: the oracle's ids, event-loop lag < 50 ms", async () => {
     const tok = await loadTokenizer('qwen3', { backend: 'native' });
     const texts = Array.from({ length: 8 }, (_, i) => text.slice(i * (256 << 10), (i + 1) * (256 << 10)));
     const want = await oracleIds(texts);

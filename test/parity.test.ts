@@ -30,7 +30,10 @@ import { MODELS, oracleDecode, oracleEncode, type ModelName } from './helpers/or
 
 const oracleNfc = tokenizers.nfcNormalizer();
 
-interface Case { name: string; text: string }
+interface Case {
+  name: string;
+  text: string;
+}
 const CASES: Case[] = JSON.parse(readFileSync(fileURLToPath(new URL('./fixtures/corpus/cases.json', import.meta.url)), 'utf8'));
 
 /** Whether a string is well-formed UTF-16 (no lone surrogates). */
@@ -85,7 +88,32 @@ describe('corpus', () => {
   it('has the required coverage', () => {
     const all = CASES.map((c) => c.text).join('\n');
     expect(CASES.length).toBeGreaterThan(200);
-    for (const needle of ['<｜begin▁of▁sentence｜>', '<｜User｜>', '<|im_start|>', '<|begin_of_text|>', '<|eot_id|>', '<|endoftext|>', '<|start|>', '<|channel|>', '<|im_sta ', '\u0301', '\u200b', '\u200d', '\ufeff', '\u0085', '\u3000', '\u00a0', '\r\n', '\t', ' '.repeat(200), '’', "'RE", "'Ll", '👍🏽', '🇯🇵']) {
+    for (const needle of [
+      '<｜begin▁of▁sentence｜>',
+      '<｜User｜>',
+      '<|im_start|>',
+      '<|begin_of_text|>',
+      '<|eot_id|>',
+      '<|endoftext|>',
+      '<|start|>',
+      '<|channel|>',
+      '<|im_sta ',
+      '\u0301',
+      '\u200b',
+      '\u200d',
+      '\ufeff',
+      '\u0085',
+      '\u3000',
+      '\u00a0',
+      '\r\n',
+      '\t',
+      ' '.repeat(200),
+      '’',
+      "'RE",
+      "'Ll",
+      '👍🏽',
+      '🇯🇵',
+    ]) {
       expect(all.includes(needle), `corpus lacks ${JSON.stringify(needle)}`).toBe(true);
     }
     expect(new Set(CASES.map((c) => c.name)).size).toBe(CASES.length);

@@ -355,9 +355,7 @@ const SEED_003_UP_TO_OUTPUTS =
 
 /** The final answer: outputs flushed (line 36), "</think>" split off (line 60). */
 const SEED_003_FULL =
-  SEED_003_UP_TO_OUTPUTS +
-  `<｜tool▁outputs▁end｜>${EOS}` +
-  `<｜Assistant｜>The largest entry is ./node_modules (120M); 37G is free on /.${EOS}`;
+  SEED_003_UP_TO_OUTPUTS + `<｜tool▁outputs▁end｜>${EOS}` + `<｜Assistant｜>The largest entry is ./node_modules (120M); 37G is free on /.${EOS}`;
 
 const SEED_003_CASES: Array<{ name: string; messages: ChatMessage[]; tools?: ToolDefinition[]; addGenerationPrompt: boolean; expected: string }> = [
   {

@@ -85,14 +85,21 @@ describe('llama.cpp /tokenize, /detokenize', () => {
 
 describe.skipIf(!HAVE_PYTHON_JINJA)('llama.cpp /apply-template', () => {
   if (!HAVE_PYTHON_JINJA) console.warn('skipping /apply-template oracle tests: python3 with jinja2 is not available');
-  const TEST_TOOL = { type: 'function', function: { name: 'test', description: '', parameters: { type: 'object', properties: { success: { type: 'boolean', const: true } }, required: ['success'] } } };
+  const TEST_TOOL = {
+    type: 'function',
+    function: {
+      name: 'test',
+      description: '',
+      parameters: { type: 'object', properties: { success: { type: 'boolean', const: true } }, required: ['success'] },
+    },
+  };
   for (const tools of [null, [], [TEST_TOOL]]) {
     it(`tools=${JSON.stringify(tools)?.slice(0, 20)}: {prompt} equals the Jinja2 render (test_template.py)`, async () => {
       const messages = [{ role: 'user', content: 'What is today?' }];
       const r = await server.post('/apply-template', { messages, tools });
       expect(r.status).toBe(200);
       expect(Object.keys(r.body)).toEqual(['prompt']);
-      expect(r.body.prompt).toBe(pyRender({ template: qwen.chatTemplate!, messages, tools: tools && tools.length ? tools : null, add_generation_prompt: true }));
+      expect(r.body.prompt).toBe(pyRender({ template: qwen.chatTemplate!, messages, tools: tools?.length ? tools : null, add_generation_prompt: true }));
     });
   }
   for (const addGenerationPrompt of [false, true]) {
@@ -117,7 +124,13 @@ describe('OpenAI /v1/responses/input_tokens', () => {
       model: 'qwen3',
       instructions: 'Be brief.',
       input: [
-        { role: 'user', content: [{ type: 'input_text', text: 'Weather in' }, { type: 'input_text', text: 'Paris?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Weather in' },
+            { type: 'input_text', text: 'Paris?' },
+          ],
+        },
         { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"location":"Paris"}' },
         { type: 'function_call_output', call_id: 'call_1', output: '18C' },
       ],
@@ -127,10 +140,19 @@ describe('OpenAI /v1/responses/input_tokens', () => {
       { role: 'system', content: 'Be brief.' },
       // Text parts joined with "\n", as vLLM's "string" content format does.
       { role: 'user', content: 'Weather in\nParis?' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"location":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '18C' },
     ];
-    const tools = [{ type: 'function', function: { name: 'get_weather', description: 'weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } },
+      },
+    ];
     const r = await server.post('/v1/responses/input_tokens', body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.input_tokens).toBe(qwen.countChat(messages, { tools }));

@@ -50,16 +50,28 @@ function mixedRequests(n: number): Probe[] {
         break;
       }
       case 3:
-        probes.push({ path: '/v1/chat/completions/render', body: { messages }, check: (b) => expect(b.token_ids).toEqual(Array.from(qwen.encodeChat(messages))) });
+        probes.push({
+          path: '/v1/chat/completions/render',
+          body: { messages },
+          check: (b) => expect(b.token_ids).toEqual(Array.from(qwen.encodeChat(messages))),
+        });
         break;
       case 4:
         probes.push({ path: '/apply-template', body: { messages }, check: (b) => expect(b.prompt).toBe(qwen.renderChat(messages)) });
         break;
       case 5:
-        probes.push({ path: '/v1/responses/input_tokens', body: { input: text }, check: (b) => expect(b.input_tokens).toBe(qwen.countChat([{ role: 'user', content: text }])) });
+        probes.push({
+          path: '/v1/responses/input_tokens',
+          body: { input: text },
+          check: (b) => expect(b.input_tokens).toBe(qwen.countChat([{ role: 'user', content: text }])),
+        });
         break;
       default:
-        probes.push({ path: '/tokenize', body: { messages, session_id: `s-${i}` }, check: (b) => expect(b.tokens).toEqual(Array.from(qwen.encodeChat(messages))) });
+        probes.push({
+          path: '/tokenize',
+          body: { messages, session_id: `s-${i}` },
+          check: (b) => expect(b.tokens).toEqual(Array.from(qwen.encodeChat(messages))),
+        });
     }
   }
   return probes;
@@ -112,7 +124,9 @@ describe('load', () => {
     expect(beside.length).toBeGreaterThanOrEqual(10);
     const stats = (await server.get('/v1/stats')).body;
     console.log(`server event loop during the 10 MB request: ${JSON.stringify(stats.event_loop_delay_ms)}`);
-    console.log(`1 KB /tokenize median: ${median(alone).toFixed(2)} ms alone, ${median(beside).toFixed(2)} ms beside the 10 MB request (${beside.length} requests; it took ${bigMs.toFixed(0)} ms)`);
+    console.log(
+      `1 KB /tokenize median: ${median(alone).toFixed(2)} ms alone, ${median(beside).toFixed(2)} ms beside the 10 MB request (${beside.length} requests; it took ${bigMs.toFixed(0)} ms)`,
+    );
     // The loop itself does not stall: its median tick lateness stays within 3 ms of the idle
     // one. (Its p99 and the clients' latencies also carry the machine's scheduling, which on a
     // shared 2-core machine runs to tens of ms with or without the big request.)

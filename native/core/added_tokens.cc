@@ -234,8 +234,8 @@ size_t spaceRightmostAtStart(const uint8_t* s, size_t begin, size_t n) {
 
 }  // namespace
 
-void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s,
-                     size_t n, std::vector<Segment>& out) {
+void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s, size_t n,
+                     std::vector<Segment>& out) {
   size_t startOffset = 0;
   size_t searchFrom = 0;  // the automaton resumes after the raw match, whatever rstrip did
   size_t mStart, mEnd;

@@ -70,13 +70,13 @@ class AddedTokenTrie {
   // Up to kMaxScanBytes distinct first bytes are searched 16 bytes at a time (SSE2).
   static constexpr int kMaxScanBytes = 8;
   uint8_t scanBytes_[kMaxScanBytes] = {};
-  int scanByteCount_ = 0;  // 0 = more than kMaxScanBytes: byte-by-byte bitmap test
-  bool avx2_ = false;      // the CPU has AVX2 and the knob allows it
+  int scanByteCount_ = 0;                   // 0 = more than kMaxScanBytes: byte-by-byte bitmap test
+  bool avx2_ = false;                       // the CPU has AVX2 and the knob allows it
   int16_t scanSecond_[kMaxScanBytes] = {};  // the only byte that can follow scanBytes_[k], or -1
   // A candidate start i with no one-byte pattern for s[i] needs (s[i], s[i+1]) to begin
   // some pattern: with Gemma 3's 6 K tokens, '\n' starts patterns ("\n\n\n…") but "\n"
   // + a letter starts none, so most newlines are dismissed without a trie walk.
-  std::vector<uint64_t> pairStarts_;  // bit b0 * 256 + b1
+  std::vector<uint64_t> pairStarts_;    // bit b0 * 256 + b1
   uint64_t oneByte_[4] = {0, 0, 0, 0};  // b0 that is a whole pattern by itself
 };
 
@@ -89,7 +89,7 @@ struct Segment {
 constexpr uint32_t kNoSegmentToken = 0xFFFFFFFFu;
 
 /// added_vocabulary.rs `find_matches` over s[0, n). Text segments are never empty.
-void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s,
-                     size_t n, std::vector<Segment>& out);
+void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s, size_t n,
+                     std::vector<Segment>& out);
 
 }  // namespace promptenc

@@ -90,7 +90,8 @@ struct HeapQueue {
     key = initial[next++];
     return true;
   }
-};}  // namespace
+};
+}  // namespace
 
 void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
                          const std::vector<uint8_t>& encodable) {
@@ -142,8 +143,7 @@ bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint3
   for (;;) {
     const Slot& s = slots_[i];
     if (s.hash == 0) return false;
-    if (s.hash == h && s.keyLen == n &&
-        bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
+    if (s.hash == h && s.keyLen == n && bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
       const uint32_t* src = s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
       if (s.idCount == 1)
         out.push_back(src[0]);
@@ -399,7 +399,7 @@ bool BpeModel::safeCut(const uint8_t* p, size_t s, size_t k, size_t n) const {
   const uint32_t cm = crossMax_[pair];
   if (cm == 0) return true;
   if (bytePairRank_[pair] != kNoId) return false;  // the two bytes themselves merge
-  constexpr size_t kMaxPart = 64;  // longer parts: give up on this k (not a cut)
+  constexpr size_t kMaxPart = 64;                  // longer parts: give up on this k (not a cut)
   const size_t maxL = std::min<size_t>(cm & 0xFFFF, k - s), maxR = std::min<size_t>(cm >> 16, n - k);
   if (maxL > kMaxPart || maxR > kMaxPart) return false;
   uint32_t right[kMaxPart];

@@ -43,9 +43,13 @@ struct HugePageAllocator {
   }
   void deallocate(T* p, size_t) noexcept { std::free(p); }
   template <class U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  bool operator==(const HugePageAllocator<U>&) const noexcept {
+    return true;
+  }
   template <class U>
-  bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
+  bool operator!=(const HugePageAllocator<U>&) const noexcept {
+    return false;
+  }
 };
 template <class T>
 using HugeVector = std::vector<T, HugePageAllocator<T>>;
@@ -198,7 +202,7 @@ class WordCache {
   static constexpr size_t kInlineKey = 16;
   static constexpr size_t kInlineIds = 6;
   struct alignas(64) Slot {
-    uint64_t hash = 0;  // 0 = empty
+    uint64_t hash = 0;    // 0 = empty
     uint32_t keyOff = 0;  // into keys_, when keyLen > kInlineKey
     uint32_t idOff = 0;   // into ids_, when idCount > kInlineIds
     uint16_t keyLen = 0;
@@ -321,7 +325,7 @@ struct BpeScratch {
   std::vector<uint64_t> initial;  // short pieces: the sorted initial pairs
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
-  RankQueue queue;             // long pieces
+  RankQueue queue;                // long pieces
   WordCache cache;
 };
 

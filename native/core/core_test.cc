@@ -5,11 +5,10 @@
 // Token-level parity with the Rust oracle lives in test/native-*.test.ts.
 #include <cstdio>
 #include <cstring>
-#include <string>
-#include <vector>
-
 #include <map>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "batch.h"
 #include "bpe.h"
@@ -20,12 +19,12 @@
 using namespace promptenc;
 
 static int failures = 0;
-#define CHECK(cond)                                            \
-  do {                                                         \
-    if (!(cond)) {                                             \
+#define CHECK(cond)                                              \
+  do {                                                           \
+    if (!(cond)) {                                               \
       std::printf("FAIL %s:%d %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                              \
-    }                                                          \
+      failures++;                                                \
+    }                                                            \
   } while (0)
 
 static std::vector<std::string> pieces(PreTokenizerKind k, const std::string& s) {
@@ -91,9 +90,12 @@ static void checkLongPathMatchesHeap() {
       const size_t n = 1 + rnd() % 6000;
       const int kind = piece % 3;
       while (text.size() < n) {
-        if (kind == 0) text += alpha[rnd() % 4];
-        else if (kind == 1) text.append(1 + rnd() % 300, alpha[rnd() % 4]);
-        else text += tokens[pool[rnd() % pool.size()]];
+        if (kind == 0)
+          text += alpha[rnd() % 4];
+        else if (kind == 1)
+          text.append(1 + rnd() % 300, alpha[rnd() % 4]);
+        else
+          text += tokens[pool[rnd() % pool.size()]];
       }
       const auto* p = reinterpret_cast<const uint8_t*>(text.data());
       std::vector<uint32_t> want, a, b;
@@ -166,7 +168,9 @@ int main() {
     std::string out;
     const uint8_t bad[] = {0x61, 0xE4, 0xB8, 0x62, 0xFF, 0xF0, 0x9F, 0x98};
     appendUtf8Lossy(bad, sizeof bad, out);
-    CHECK(out == "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD");
+    CHECK(out ==
+          "a\xEF\xBF\xBD"
+          "b\xEF\xBF\xBD\xEF\xBF\xBD");
   }
   // marksToUtf16: "a" (1 unit), "é" (2 bytes, 1 unit), "🎉" (4 bytes, 2 units), "中" (3 bytes, 1 unit).
   {
@@ -217,11 +221,12 @@ int main() {
     CHECK(key(m, 4) == "\xC4\xA0");
     CHECK(m.mergeSpans.size() == 12 && m.mergeSpans[2] != kSplitOnSpace && m.mergeSpans[10] == kSplitOnSpace);
     CHECK(doc.substr(m.vocabBegin, 1) == "{" && doc.substr(m.vocabEnd - 1, 1) == "}");
-    for (const char* bad : {R"({"model": {"vocab": {"a": 1.0}, "merges": []}})", R"({"model": {"vocab": {"a": -1}, "merges": []}})",
-                            R"({"model": {"vocab": {"a": 01}, "merges": []}})", R"({"model": {"vocab": {}, "merges": ["ab"]}})",
-                            R"({"model": {"vocab": {}, "merges": [["a"]]}})", R"({"model": {"vocab": {"\x": 1}, "merges": []}})",
-                            R"({"model": {"vocab": {}, "merges": []}, "model": {}})", R"({"model": {"vocab": {"a": 1}}})",
-                            "{\"model\": {\"vocab\": {\"\xC0\xAF\": 1}, \"merges\": []}}"}) {
+    for (const char* bad :
+         {R"({"model": {"vocab": {"a": 1.0}, "merges": []}})", R"({"model": {"vocab": {"a": -1}, "merges": []}})",
+          R"({"model": {"vocab": {"a": 01}, "merges": []}})", R"({"model": {"vocab": {}, "merges": ["ab"]}})",
+          R"({"model": {"vocab": {}, "merges": [["a"]]}})", R"({"model": {"vocab": {"\x": 1}, "merges": []}})",
+          R"({"model": {"vocab": {}, "merges": []}, "model": {}})", R"({"model": {"vocab": {"a": 1}}})",
+          "{\"model\": {\"vocab\": {\"\xC0\xAF\": 1}, \"merges\": []}}"}) {
       CHECK(!scan(bad, m));
     }
   }

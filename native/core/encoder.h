@@ -42,8 +42,8 @@ struct EncodeState {
   std::vector<Segment> raw;
   std::vector<Segment> inner;
   std::string prefixed;
-  std::string normalized;          // NFC of the current gap, when it was not NFC
-  std::vector<uint32_t> nfcWork;   // nfcNormalize scratch
+  std::string normalized;         // NFC of the current gap, when it was not NFC
+  std::vector<uint32_t> nfcWork;  // nfcNormalize scratch
   // Pieces waiting for encodeWord while their cache slots are prefetched (a ring).
   struct Pending {
     size_t start;

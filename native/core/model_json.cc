@@ -4,10 +4,9 @@
 // than its JSON form), so there is no per-string allocation.
 #include "model_json.h"
 
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
-
-#include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -189,8 +188,9 @@ class Scanner {
       while (i + 16 <= n) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
-        const __m128i special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                             _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        const __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                         _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
         const unsigned mask = unsigned(_mm_movemask_epi8(special));
         if (mask == 0) {
           i += 16;
@@ -228,14 +228,30 @@ class Scanner {
       i += 2;
       u++;
       switch (e) {
-        case '"': *o++ = '"'; break;
-        case '\\': *o++ = '\\'; break;
-        case '/': *o++ = '/'; break;
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
+        case '"':
+          *o++ = '"';
+          break;
+        case '\\':
+          *o++ = '\\';
+          break;
+        case '/':
+          *o++ = '/';
+          break;
+        case 'b':
+          *o++ = '\b';
+          break;
+        case 'f':
+          *o++ = '\f';
+          break;
+        case 'n':
+          *o++ = '\n';
+          break;
+        case 'r':
+          *o++ = '\r';
+          break;
+        case 't':
+          *o++ = '\t';
+          break;
         case 'u': {
           const int32_t hi = hex4(p, n, i);
           if (hi < 0) return failAt("bad \\u escape");
@@ -295,7 +311,8 @@ class Scanner {
     if (c == '"') return skipString();
     if (c != '{' && c != '[') {
       const size_t s = i_;
-      while (i_ < n_ && (c = p_[i_]) != ',' && c != '}' && c != ']' && c != ' ' && c != '\n' && c != '\r' && c != '\t') i_++;
+      while (i_ < n_ && (c = p_[i_]) != ',' && c != '}' && c != ']' && c != ' ' && c != '\n' && c != '\r' && c != '\t')
+        i_++;
       return i_ > s || fail("expected a value");
     }
     size_t depth = 0;

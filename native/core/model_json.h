@@ -33,8 +33,8 @@ struct ModelJson {
   // Keys and merge strings unescaped to UTF-8 exactly as JSON.parse + Buffer.from would
   // give them (a lone surrogate escape becomes U+FFFD), in file order.
   ScanBuffer keyBytes;
-  std::vector<uint32_t> keySpans;        // two per key
-  std::vector<uint32_t> ids;             // one per key
+  std::vector<uint32_t> keySpans;         // two per key
+  std::vector<uint32_t> ids;              // one per key
   std::vector<uint32_t> keyUtf16Lengths;  // one per key: the JS string length
   ScanBuffer mergeBytes;
   std::vector<uint32_t> mergeSpans;  // four per merge, as ModelStrings::mergeSpans

@@ -27,7 +27,8 @@ namespace promptenc {
 enum class PreTokenizerKind : uint32_t {
   /// ByteLevel(use_regex=true): 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
   Gpt2 = 0,
-  /// Llama 3 / GLM-4: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  /// Llama 3 / GLM-4: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+  /// ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   Cl100k = 1,
   /// Qwen2 / Qwen3: the same with \p{N} instead of \p{N}{1,3}.
   Qwen2 = 2,
@@ -180,8 +181,9 @@ inline size_t matchGpt2(const uint8_t* s, size_t i, size_t n) {
 }
 
 // o200k character classes.
-constexpr uint16_t kUpper = uflag::LU | uflag::LT | uflag::LM | uflag::LO | uflag::M;  // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-constexpr uint16_t kLower = uflag::LL | uflag::LM | uflag::LO | uflag::M;              // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+constexpr uint16_t kUpper =
+    uflag::LU | uflag::LT | uflag::LM | uflag::LO | uflag::M;              // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+constexpr uint16_t kLower = uflag::LL | uflag::LM | uflag::LO | uflag::M;  // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 
 /// [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+ from s, with Oniguruma's
 /// backtracking: the upper run is greedy; if no lower char follows it, it gives
@@ -255,7 +257,6 @@ PROMPTENC_NOINLINE inline size_t matchO200kGeneral(const uint8_t* s, size_t i, s
   return whitespaceTail(s, i, n, true);
 }
 
-
 /// One match of the o200k regex at i. An ASCII char at i followed by ASCII (or the end)
 /// is decided here, inline in the scan loop: which branch wins then depends only on the
 /// classes of s[i] and s[i + 1], as spelled out per case. Anything that meets a non-ASCII
@@ -300,7 +301,8 @@ PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) 
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  without the space (s[i] is punctuation, a symbol or a control char)
   if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, true);
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  with the space
-  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN))) return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, true);
+  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN)))
+    return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, true);
   // \s*[\r\n]+ | \s+(?!\S) | \s+   (s[i] is whitespace here)
   return whitespaceTail(s, i, n, true);
 }
@@ -343,9 +345,7 @@ inline size_t matchDeepSeekWords(const uint8_t* s, size_t i, size_t n) {
 }
 
 /// [一-龥぀-ゟ゠-ヿ]: U+4E00–U+9FA5, U+3040–U+309F, U+30A0–U+30FF.
-inline bool isDeepSeekCjk(uint32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
-}
+inline bool isDeepSeekCjk(uint32_t cp) { return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF); }
 
 /// The first index >= i (or e) whose byte is an ASCII digit or not ASCII: the only
 /// bytes at which DeepSeek-V3's first two Splits can cut. 16 bytes per step with SSE2.
@@ -411,7 +411,8 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Cl100k:
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
-      scanPieces(s, b, e, emit, [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100k(p, i, n, maxDigits); });
+      scanPieces(s, b, e, emit,
+                 [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100k(p, i, n, maxDigits); });
       return;
     }
     case PreTokenizerKind::Gpt2:
@@ -430,8 +431,9 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
       auto split3 = [&](size_t b2, size_t e2) {
         const uint8_t* p = s + b2;
         const size_t n = e2 - b2;
-        splitIsolated(p, 0, n, [&](size_t i) { return matchDeepSeekWords(p, i, n); },
-                      [&](size_t x, size_t y) { emit(b2 + x, b2 + y); });
+        splitIsolated(
+            p, 0, n, [&](size_t i) { return matchDeepSeekWords(p, i, n); },
+            [&](size_t x, size_t y) { emit(b2 + x, b2 + y); });
       };
       size_t i = b;
       size_t pieceStart = b;

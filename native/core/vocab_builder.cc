@@ -223,7 +223,7 @@ void buildModel(const ModelStrings& in, EncoderSpec& spec) {
   triples.clear();
   triples.reserve(in.mergeCount * 3);
   const uint8_t* m = in.mergeBytes;
-  size_t mi = 0;       // index in the merge input
+  size_t mi = 0;        // index in the merge input
   std::string pending;  // a parse error, thrown once the earlier ranks are resolved
   static const char kVersion[] = "#version";
   // Parses the next merge into queries q, q+1, q+2; false at the end or on an error.

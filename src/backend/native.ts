@@ -151,9 +151,12 @@ function loadAddon(): { addon?: NativeAddon; error?: string; path: string } {
     if (!existsSync(path)) throw new Error(`file not found: ${path}`);
     const addon = createRequire(import.meta.url)(path) as NativeAddon;
     if (addon?.abiVersion !== ABI_VERSION) {
-      throw new Error(`${path} has interface version ${String(addon?.abiVersion)}, this promptenc needs ${ABI_VERSION} (rebuild it with \`npm run build:native\`)`);
+      throw new Error(
+        `${path} has interface version ${String(addon?.abiVersion)}, this promptenc needs ${ABI_VERSION} (rebuild it with \`npm run build:native\`)`,
+      );
     }
-    for (const name of PRE_TOKENIZER_KINDS) if (typeof addon.preTokenizerKinds?.[name] !== 'number') throw new Error(`${path} lacks pre-tokenizer kind ${name}`);
+    for (const name of PRE_TOKENIZER_KINDS)
+      if (typeof addon.preTokenizerKinds?.[name] !== 'number') throw new Error(`${path} lacks pre-tokenizer kind ${name}`);
     for (const name of NORMALIZER_KINDS) if (typeof addon.normalizerKinds?.[name] !== 'number') throw new Error(`${path} lacks normalizer kind ${name}`);
     loaded = { addon, path };
   } catch (err) {
@@ -241,10 +244,8 @@ function recognise(json: TokenizerJson, prescanned = false): Recognised | string
   if (!prescanned && (!isObj(model.vocab) || !Array.isArray(model.merges))) return 'model.vocab / model.merges missing';
   if (model.byte_fallback === true) return 'model.byte_fallback is not supported';
   if (model.dropout !== null && model.dropout !== undefined && model.dropout !== 0) return 'model.dropout is not supported';
-  if (typeof model.continuing_subword_prefix === 'string' && model.continuing_subword_prefix !== '')
-    return 'model.continuing_subword_prefix is not supported';
-  if (typeof model.end_of_word_suffix === 'string' && model.end_of_word_suffix !== '')
-    return 'model.end_of_word_suffix is not supported';
+  if (typeof model.continuing_subword_prefix === 'string' && model.continuing_subword_prefix !== '') return 'model.continuing_subword_prefix is not supported';
+  if (typeof model.end_of_word_suffix === 'string' && model.end_of_word_suffix !== '') return 'model.end_of_word_suffix is not supported';
   if (model.unk_token !== null && model.unk_token !== undefined) {
     // unk is only ever emitted for a byte missing from the vocab.
     const vocab = model.vocab as Obj;
@@ -427,7 +428,11 @@ export function createNativeBackend(init: BackendInit): Backend {
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'E_NATIVE_UNSUPPORTED') throw new PromptencError('E_NATIVE_UNSUPPORTED', (err as Error).message, { cause: err });
-      throw new PromptencError(code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE', `native encoder construction failed: ${(err as Error).message}`, { cause: err });
+      throw new PromptencError(
+        code === 'E_TOKENIZER_INVALID' ? 'E_TOKENIZER_INVALID' : 'E_NATIVE_UNAVAILABLE',
+        `native encoder construction failed: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     return typeof made === 'string' ? undefined : made;
   };

@@ -212,10 +212,45 @@ function cjkParagraph(rand: () => number): string {
 }
 
 const EMOJI = [
-  '😀', '😂', '🥲', '😍', '🤔', '🙃', '🔥', '✨', '🎉', '🚀', '💡', '✅', '❌', '⚠️', '❤️', '👍🏽', '👋🏻', '🙏🏿',
-  '👨‍👩‍👧‍👦', '🧑‍💻', '🏳️‍🌈', '🇯🇵', '🇫🇷', '🇧🇷', '1️⃣', '#️⃣', '🐍', '🦀', '☕', '🌍', '📦', '🧪', '💥', '🤖',
+  '😀',
+  '😂',
+  '🥲',
+  '😍',
+  '🤔',
+  '🙃',
+  '🔥',
+  '✨',
+  '🎉',
+  '🚀',
+  '💡',
+  '✅',
+  '❌',
+  '⚠️',
+  '❤️',
+  '👍🏽',
+  '👋🏻',
+  '🙏🏿',
+  '👨‍👩‍👧‍👦',
+  '🧑‍💻',
+  '🏳️‍🌈',
+  '🇯🇵',
+  '🇫🇷',
+  '🇧🇷',
+  '1️⃣',
+  '#️⃣',
+  '🐍',
+  '🦀',
+  '☕',
+  '🌍',
+  '📦',
+  '🧪',
+  '💥',
+  '🤖',
 ];
-const WORDS = 'the build is green again ship it today tests pass cache hit deploy rollback merged review looks good thanks team bug fix release notes coffee break weekend party'.split(' ');
+const WORDS =
+  'the build is green again ship it today tests pass cache hit deploy rollback merged review looks good thanks team bug fix release notes coffee break weekend party'.split(
+    ' ',
+  );
 
 function emojiParagraph(rand: () => number): string {
   let out = '';

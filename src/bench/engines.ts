@@ -333,7 +333,9 @@ async function aiTokenizerEngine(ctx: LoadContext): Promise<EngineSlot> {
   let loaded;
   try {
     // o200k_harmony = o200k_base + the model's added tokens as extra specials.
-    loaded = await timed(() => new Tokenizer(imp.value instanceof Error ? undefined : imp.value.enc, ctx.openai === 'o200k_harmony' ? ctx.addedTokens : undefined));
+    loaded = await timed(
+      () => new Tokenizer(imp.value instanceof Error ? undefined : imp.value.enc, ctx.openai === 'o200k_harmony' ? ctx.addedTokens : undefined),
+    );
   } catch (err) {
     return missing('ai-tokenizer', `could not build ${ctx.openai}: ${firstLine(err)}`);
   }
@@ -393,7 +395,10 @@ export async function loadEngines(
 
 export function parseEngineList(list: string, flag = '--peers'): EngineName[] {
   const out: EngineName[] = [];
-  for (const raw of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const name = raw === 'tokenizers' || raw === 'rust' ? 'hf-tokenizers' : raw === 'native' || raw === 'js' ? `promptenc-${raw}` : raw;
     if (!(ENGINE_NAMES as readonly string[]).includes(name)) {
       throw new PromptencError('E_ARGUMENT', `${flag}: unknown engine ${JSON.stringify(raw)}; expected a comma-separated list of ${ENGINE_NAMES.join(', ')}`);

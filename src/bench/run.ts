@@ -20,7 +20,7 @@
 import os from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { buildCorpus, DEFAULT_CORPUS_BYTES, type Corpus } from './corpus.js';
-import { loadEngines, ENGINE_NAMES, PEER_NAMES, type Engine, type EngineName, type EngineSlot, type MissingEngine } from './engines.js';
+import { loadEngines, ENGINE_NAMES, PEER_NAMES, type Engine, type EngineName, type MissingEngine } from './engines.js';
 import type { ChatMessage } from '../template/messages.js';
 
 export interface Spread {
@@ -244,7 +244,16 @@ async function firstDifference(e: Engine, ref: Engine, corpus: Corpus, tok: Engi
     } catch {
       // decoding is a courtesy for the report
     }
-    return { engine: e.name, reference: ref.name, document: i, kind: d.kind, tokenIndex: k, referenceIds: refIds, engineIds: b.slice(Math.max(0, k - 2), k + 6), referenceText };
+    return {
+      engine: e.name,
+      reference: ref.name,
+      document: i,
+      kind: d.kind,
+      tokenIndex: k,
+      referenceIds: refIds,
+      engineIds: b.slice(Math.max(0, k - 2), k + 6),
+      referenceText,
+    };
   }
   return undefined;
 }
@@ -300,7 +309,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const names: EngineName[] = ['promptenc-native', 'promptenc-js', ...peers.filter((p) => !p.startsWith('promptenc-'))];
 
   progress({ phase: 'load', fraction: 0 });
-  const { context, slots } = await loadEngines(opts.source, ENGINE_NAMES.filter((n) => names.includes(n)));
+  const { context, slots } = await loadEngines(
+    opts.source,
+    ENGINE_NAMES.filter((n) => names.includes(n)),
+  );
   const engines = slots.filter((s): s is Engine => s.status === 'ok');
   progress({ phase: 'load', fraction: 1 });
   const js = engines.find((e) => e.name === 'promptenc-js');
@@ -391,8 +403,24 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     model: opts.source,
     tokenizerPath: context.tokenizerPath,
     vocabulary: context.vocabulary,
-    machine: { cpu: cpuModel(), cores: os.cpus().length, node: process.version, platform: process.platform, arch: process.arch, totalMemMB: Math.round(os.totalmem() / 1048576), loadavgStart, loadavgEnd: [] },
-    corpus: { sha256: corpus.sha256, bytes: corpus.bytes, documents: corpus.documents.length, composition: corpus.composition, source: corpus.source, seed: corpus.seed },
+    machine: {
+      cpu: cpuModel(),
+      cores: os.cpus().length,
+      node: process.version,
+      platform: process.platform,
+      arch: process.arch,
+      totalMemMB: Math.round(os.totalmem() / 1048576),
+      loadavgStart,
+      loadavgEnd: [],
+    },
+    corpus: {
+      sha256: corpus.sha256,
+      bytes: corpus.bytes,
+      documents: corpus.documents.length,
+      composition: corpus.composition,
+      source: corpus.source,
+      seed: corpus.seed,
+    },
     settings: { seconds, threads, turnMs },
     baseline: baseline?.name ?? null,
     engines: results,
@@ -497,7 +525,9 @@ export function formatTable(r: BenchResult): string {
   if (!r.agreement.ok) {
     lines.push('', `TOKEN MISMATCH vs ${r.agreement.reference}: ${r.agreement.disagreeing.join(', ')}`);
     for (const d of r.agreement.differences) {
-      lines.push(`  ${d.engine}: document ${d.document} (${d.kind}) token ${d.tokenIndex}: ${d.reference} [${d.referenceIds.join(' ')}] ${JSON.stringify(d.referenceText ?? '')} vs [${d.engineIds.join(' ')}]`);
+      lines.push(
+        `  ${d.engine}: document ${d.document} (${d.kind}) token ${d.tokenIndex}: ${d.reference} [${d.referenceIds.join(' ')}] ${JSON.stringify(d.referenceText ?? '')} vs [${d.engineIds.join(' ')}]`,
+      );
     }
   }
   const la = r.machine.loadavgStart[0] ?? 0;
@@ -505,7 +535,10 @@ export function formatTable(r: BenchResult): string {
   if (r.chat) {
     lines.push('');
     if (r.chat.skipped) lines.push(`encodeChat: skipped (${r.chat.skipped})`);
-    for (const c of r.chat.engines) lines.push(`encodeChat ${c.name}: render ${fmt(c.renderUs.median, 1)} µs, render+encode ${fmt(c.encodeChatUs.median, 1)} µs (${c.tokens} tokens, ${r.chat.messages})`);
+    for (const c of r.chat.engines)
+      lines.push(
+        `encodeChat ${c.name}: render ${fmt(c.renderUs.median, 1)} µs, render+encode ${fmt(c.encodeChatUs.median, 1)} µs (${c.tokens} tokens, ${r.chat.messages})`,
+      );
   }
   if (r.batch) {
     for (const b of r.batch.engines) lines.push(`encodeBatch ${b.name}: ${b.points.map((p) => `${p.threads}t ${fmt(p.mbps.median, 2)} MB/s`).join(', ')}`);

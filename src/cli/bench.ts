@@ -96,7 +96,8 @@ export function benchCommand(): Command {
       if (flags.model && flags.tokenizer) throw new UsageError('use either --model or --tokenizer, not both');
       const source = flags.model ?? flags.tokenizer;
       if (!source) throw new UsageError('one of --model NAME or --tokenizer PATH is required');
-      if (flags.corpus !== undefined && flags.corpusSize !== undefined) throw new UsageError('--corpus-size applies to the generated corpus only; drop it when using --corpus');
+      if (flags.corpus !== undefined && flags.corpusSize !== undefined)
+        throw new UsageError('--corpus-size applies to the generated corpus only; drop it when using --corpus');
       let peers;
       try {
         peers = flags.peers === undefined ? undefined : flags.peers.trim() === 'none' ? [] : parseEngineList(flags.peers);

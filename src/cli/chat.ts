@@ -36,7 +36,14 @@ export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown):
   rows.push(['', 'template', '(role headers, BOS, generation prompt)', String(b.template), pct(b.template)]);
   rows.push(['', 'total', '', String(b.total), '100.0%']);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...r[c]!].length)));
-  return `${rows.map((r) => r.map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join('  ').trimEnd()).join('\n')}\n`;
+  return `${rows
+    .map((r) =>
+      r
+        .map((cell, c) => (c >= 3 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }
 
 /** The messages file holds an array of messages or an object { messages, tools }. */
@@ -47,7 +54,10 @@ export async function readConversation(file: string): Promise<{ messages: unknow
     const d = data as { messages: unknown; tools?: unknown };
     return { messages: d.messages, tools: d.tools };
   }
-  throw new PromptencError('E_MESSAGES_INVALID', `--messages ${file}: expected an array of messages or an object {messages, tools}, received ${describeValue(data)}`);
+  throw new PromptencError(
+    'E_MESSAGES_INVALID',
+    `--messages ${file}: expected an array of messages or an object {messages, tools}, received ${describeValue(data)}`,
+  );
 }
 
 export async function chatOptionsFromFlags(flags: ChatFlags, fileTools: unknown): Promise<ChatOptions> {
@@ -66,7 +76,7 @@ export function chatCommand(): Command {
     .option('--jsonl <file>', 'JSONL conversations in ("-" for stdin), one {"ids","count"} line out per record, on worker threads')
     .option('--threads <n>', 'worker threads for --jsonl (default: cores - 1, at least 1)')
     .option('--tools <file>', 'JSON array of tool definitions (overrides tools in the messages file)')
-    .option('--template <file>', 'a Jinja chat template that overrides the model\'s')
+    .option('--template <file>', "a Jinja chat template that overrides the model's")
     .option('--kwargs <json>', 'extra template variables, e.g. \'{"enable_thinking": false}\'')
     .option('--no-generation-prompt', 'do not append the assistant generation prompt')
     .option('--max-tokens <n>', 'drop the oldest turns first so the prompt fits in N tokens')
@@ -76,7 +86,16 @@ export function chatCommand(): Command {
       if (flags.jsonl !== undefined) {
         const chat = await chatOptionsFromFlags(flags, undefined);
         const count = flags.format === 'count';
-        return runJsonl({ input: flags.jsonl, mode: 'chat', source: sourceFromFlags(flags), backend: flags.backend ?? 'auto', count, addSpecialTokens: false, chat, threads: flags.threads });
+        return runJsonl({
+          input: flags.jsonl,
+          mode: 'chat',
+          source: sourceFromFlags(flags),
+          backend: flags.backend ?? 'auto',
+          count,
+          addSpecialTokens: false,
+          chat,
+          threads: flags.threads,
+        });
       }
       const tok = await loadFromFlags(flags);
       const convo = await readConversation(flags.messages!);

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { PromptencError, describeValue } from '../errors.js';
 import { loadTokenizer, type PromptTokenizer } from '../tokenizer.js';
 import type { BackendChoice } from '../backend/types.js';

@@ -16,7 +16,15 @@ export async function runEncode(flags: EncodeFlags): Promise<void> {
   if (flags.text !== undefined && flags.file !== undefined) throw new UsageError('use either --text or --file, not both');
   if (flags.jsonl !== undefined) {
     if (flags.text !== undefined || flags.file !== undefined) throw new UsageError('use --jsonl alone, without --text or --file');
-    return runJsonl({ input: flags.jsonl, mode: 'text', source: sourceFromFlags(flags), backend: flags.backend ?? 'auto', count: flags.format === 'count', addSpecialTokens: flags.specialTokens, threads: flags.threads });
+    return runJsonl({
+      input: flags.jsonl,
+      mode: 'text',
+      source: sourceFromFlags(flags),
+      backend: flags.backend ?? 'auto',
+      count: flags.format === 'count',
+      addSpecialTokens: flags.specialTokens,
+      threads: flags.threads,
+    });
   }
   const tok = await loadFromFlags(flags);
   const text = flags.text ?? (flags.file !== undefined ? await readTextFile(flags.file, '--file') : await readStdin());
@@ -54,6 +62,7 @@ export function encodeCommand(): Command {
 }
 
 export function countCommand(): Command {
-  return textOptions(new Command('count').description('count the tokens of a text (encode --format count)'))
-    .action((flags: EncodeFlags) => runEncode({ ...flags, format: 'count' }));
+  return textOptions(new Command('count').description('count the tokens of a text (encode --format count)')).action((flags: EncodeFlags) =>
+    runEncode({ ...flags, format: 'count' }),
+  );
 }

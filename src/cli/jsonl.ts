@@ -35,7 +35,8 @@ const BATCH_CHARS = 4 * 1024 * 1024;
  */
 export async function runJsonl(run: JsonlRun): Promise<void> {
   const threads = run.threads === undefined ? Math.max(1, availableParallelism() - 1) : Number(run.threads);
-  if (!Number.isInteger(threads) || threads < 1 || threads > 64) throw new UsageError(`--threads: expected an integer from 1 to 64, received ${JSON.stringify(run.threads)}`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 64)
+    throw new UsageError(`--threads: expected an integer from 1 to 64, received ${JSON.stringify(run.threads)}`);
   const fromStdin = run.input === '-';
   let size = 0;
   if (!fromStdin) {
@@ -46,9 +47,16 @@ export async function runJsonl(run: JsonlRun): Promise<void> {
     }
   }
   const spec = { id: modelIdOf(run.source), source: run.source, backend: run.backend };
-  const pool = await WorkerPool.start(threads, { specs: [spec], sessions: { maxSessions: 0, maxBytes: 0, idleMs: 1000 } }, { jobTimeoutMs: 3_600_000, threadMemoryMb: 4096 });
+  const pool = await WorkerPool.start(
+    threads,
+    { specs: [spec], sessions: { maxSessions: 0, maxBytes: 0, idleMs: 1000 } },
+    { jobTimeoutMs: 3_600_000, threadMemoryMb: 4096 },
+  );
   const bar = process.stderr.isTTY
-    ? new cliProgress.SingleBar({ format: fromStdin ? 'promptenc {records} records' : 'promptenc [{bar}] {percentage}% | {records} records', stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        { format: fromStdin ? 'promptenc {records} records' : 'promptenc [{bar}] {percentage}% | {records} records', stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   bar?.start(fromStdin ? 1 : Math.max(1, size), 0, { records: 0 });
   const options: LinesOptions = { count: run.count, addSpecialTokens: run.addSpecialTokens, chat: run.chat };

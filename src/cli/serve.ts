@@ -34,7 +34,8 @@ export function parseSize(value: string, flag: string): number {
 }
 
 function parseCount(value: string, flag: string, min: number, max: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`${flag}: expected an integer from ${min} to ${max}, received ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+    throw new UsageError(`${flag}: expected an integer from ${min} to ${max}, received ${JSON.stringify(value)}`);
   return Number(value);
 }
 

@@ -83,7 +83,14 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 export async function startServer(specs: ModelSpec[], opts: ServerOptions): Promise<RunningServer> {
   const models = await ModelRegistry.load(specs);
-  const pool = opts.threads > 0 ? await WorkerPool.start(opts.threads, { specs, sessions: { ...opts.sessions, maxBytes: Math.floor(opts.sessions.maxBytes / opts.threads) } }, opts.limits) : undefined;
+  const pool =
+    opts.threads > 0
+      ? await WorkerPool.start(
+          opts.threads,
+          { specs, sessions: { ...opts.sessions, maxBytes: Math.floor(opts.sessions.maxBytes / opts.threads) } },
+          opts.limits,
+        )
+      : undefined;
   // With threads, sessions live there (a conversation always meets the same thread); without, here.
   const ctx: HandlerContext = { models, sessions: pool ? undefined : new SessionStore(opts.sessions) };
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -119,7 +126,10 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
   const info = (req: FastifyRequest): RequestInfo => ((req as InfoRequest)[INFO] ??= {});
   const send = (req: FastifyRequest, reply: FastifyReply, r: JobResult) => {
     Object.assign(info(req), { model: r.model, tokens: r.tokens, reused: r.reused, error: r.error });
-    return reply.code(r.status).header('content-type', 'application/json; charset=utf-8').send(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
+    return reply
+      .code(r.status)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength));
   };
 
   const handle = (endpoint: Endpoint) => async (req: FastifyRequest, reply: FastifyReply) => {
@@ -131,7 +141,11 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
     const { session_id: sessionId, chat_template: template } = (body ?? {}) as { session_id?: unknown; chat_template?: unknown };
     // A request's own template may not end: it runs on a thread, under the job time limit.
     if (pool && (typeof sessionId === 'string' || typeof template === 'string')) {
-      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, body }, typeof sessionId === 'string' ? sessionId : undefined));
+      return send(
+        req,
+        reply,
+        await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, body }, typeof sessionId === 'string' ? sessionId : undefined),
+      );
     }
     return send(req, reply, await execute(ctx, endpoint, { body }));
   };

@@ -51,11 +51,15 @@ export function cutAfterFinalMessage(rendered: string, messages: ChatMessage[]):
     if (!part) throw new PromptencError('E_ARGUMENT', 'continue_final_message: the final message has no text to continue');
     final = (part as { text: unknown }).text;
   }
-  if (typeof final !== 'string') throw new PromptencError('E_ARGUMENT', `continue_final_message: expected the final message's content to be text, received ${describeValue(final)}`);
+  if (typeof final !== 'string')
+    throw new PromptencError('E_ARGUMENT', `continue_final_message: expected the final message's content to be text, received ${describeValue(final)}`);
   const stripped = final.replace(LEADING, '').replace(TRAILING, '');
   const at = rendered.lastIndexOf(stripped);
   if (at < 0) {
-    throw new PromptencError('E_TEMPLATE', 'continue_final_message: the final message does not appear in the rendered chat (the template changed or dropped part of it)');
+    throw new PromptencError(
+      'E_TEMPLATE',
+      'continue_final_message: the final message does not appear in the rendered chat (the template changed or dropped part of it)',
+    );
   }
   const lstripped = final.replace(LEADING, '');
   return rendered.slice(at, at + lstripped.length) === final ? rendered.slice(0, at + lstripped.length) : rendered.slice(0, at + stripped.length);
@@ -65,7 +69,10 @@ export function chatOptions(model: ServedModel, f: ChatFields): ChatOptions {
   const addGenerationPrompt = f.add_generation_prompt ?? true;
   if (f.continue_final_message === true && addGenerationPrompt) {
     // vLLM's TokenizeChatRequest.check_generation_prompt, and transformers refuses the pair too.
-    throw new PromptencError('E_ARGUMENT', 'continue_final_message: cannot set both `continue_final_message` and `add_generation_prompt` to true (add_generation_prompt defaults to true)');
+    throw new PromptencError(
+      'E_ARGUMENT',
+      'continue_final_message: cannot set both `continue_final_message` and `add_generation_prompt` to true (add_generation_prompt defaults to true)',
+    );
   }
   const kwargs = { ...(f.chat_template_kwargs ?? {}) };
   if (f.documents != null) kwargs.documents = f.documents;

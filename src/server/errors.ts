@@ -37,7 +37,11 @@ function paramOf(message: string): string | null {
 export function failureOf(err: unknown): HttpFailure {
   if (err instanceof PromptencError) {
     const [status, type] = STATUS[err.code] ?? [400, 'BadRequestError'];
-    return { status, body: { error: { message: err.message, type, param: paramOf(err.message), code: err.code } }, stack: status >= 500 ? err.stack : undefined };
+    return {
+      status,
+      body: { error: { message: err.message, type, param: paramOf(err.message), code: err.code } },
+      stack: status >= 500 ? err.stack : undefined,
+    };
   }
   const e = err as Error | undefined;
   return {
@@ -46,4 +50,3 @@ export function failureOf(err: unknown): HttpFailure {
     stack: e?.stack,
   };
 }
-

@@ -35,11 +35,16 @@ export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: s
     let ids: Uint32Array;
     if (mode === 'text') {
       const text = typeof rec === 'string' ? rec : obj?.text;
-      if (typeof text !== 'string') throw new PromptencError('E_ARGUMENT', `line ${index + 1}: expected a JSON string or an object with "text", received ${describeValue(rec)}`);
+      if (typeof text !== 'string')
+        throw new PromptencError('E_ARGUMENT', `line ${index + 1}: expected a JSON string or an object with "text", received ${describeValue(rec)}`);
       ids = models.default.tok.encode(text, { addSpecialTokens: opts.addSpecialTokens });
     } else {
       const messages = Array.isArray(rec) ? rec : obj?.messages;
-      if (!Array.isArray(messages)) throw new PromptencError('E_MESSAGES_INVALID', `line ${index + 1}: expected an array of messages or an object with "messages", received ${describeValue(rec)}`);
+      if (!Array.isArray(messages))
+        throw new PromptencError(
+          'E_MESSAGES_INVALID',
+          `line ${index + 1}: expected an array of messages or an object with "messages", received ${describeValue(rec)}`,
+        );
       const chat: ChatOptions = { ...opts.chat };
       if (obj?.tools !== undefined) chat.tools = obj.tools as ChatOptions['tools'];
       if (obj?.chat_template_kwargs !== undefined) chat.kwargs = obj.chat_template_kwargs as Record<string, unknown>;

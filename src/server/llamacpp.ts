@@ -65,7 +65,12 @@ function applyTemplate(ctx: HandlerContext, body: any): Outcome {
 
 export const llamacppEndpoints: Endpoint[] = [
   { method: 'POST', path: '/llamacpp/tokenize', schema: LLAMA_TOKENIZE_SCHEMA, run: llamaTokenize },
-  { method: 'POST', path: '/llamacpp/detokenize', schema: objectSchema({ model: { type: ['string', 'null'] }, tokens: TOKEN_IDS }, ['tokens']), run: llamaDetokenize },
+  {
+    method: 'POST',
+    path: '/llamacpp/detokenize',
+    schema: objectSchema({ model: { type: ['string', 'null'] }, tokens: TOKEN_IDS }, ['tokens']),
+    run: llamaDetokenize,
+  },
   { method: 'POST', path: '/llamacpp/apply-template', schema: APPLY_TEMPLATE_SCHEMA, run: applyTemplate },
   { method: 'POST', path: '/apply-template', schema: APPLY_TEMPLATE_SCHEMA, run: applyTemplate },
 ];

@@ -72,7 +72,8 @@ export class ModelRegistry {
   constructor(readonly models: readonly ServedModel[]) {
     if (models.length === 0) throw new PromptencError('E_ARGUMENT', 'at least one model is needed: pass --model NAME or --tokenizer PATH');
     for (const m of models) {
-      if (this.byName.has(m.spec.id)) throw new PromptencError('E_ARGUMENT', `two models are served as "${m.spec.id}"; each --model / --tokenizer needs a distinct directory name`);
+      if (this.byName.has(m.spec.id))
+        throw new PromptencError('E_ARGUMENT', `two models are served as "${m.spec.id}"; each --model / --tokenizer needs a distinct directory name`);
       this.byName.set(m.spec.id, m);
     }
     // The source string (a path as given) is an alias, as vLLM serves a model under the path it was given.

@@ -19,14 +19,20 @@ const TEXT_PARTS = new Set(['input_text', 'output_text', 'text']);
  */
 function textOf(content: unknown, where: string): string {
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw new PromptencError('E_REQUEST_INVALID', `${where}: expected a string or a list of content parts, received ${describeValue(content)}`);
-  return content.map((part, i) => {
-    const p = part as { type?: unknown; text?: unknown };
-    if (!p || typeof p !== 'object' || !TEXT_PARTS.has(p.type as string) || typeof p.text !== 'string') {
-      throw new PromptencError('E_REQUEST_INVALID', `${where}[${i}]: only text parts (input_text, output_text) can be counted, received ${describeValue((p as { type?: unknown })?.type ?? p)}`);
-    }
-    return p.text;
-  }).join('\n');
+  if (!Array.isArray(content))
+    throw new PromptencError('E_REQUEST_INVALID', `${where}: expected a string or a list of content parts, received ${describeValue(content)}`);
+  return content
+    .map((part, i) => {
+      const p = part as { type?: unknown; text?: unknown };
+      if (!p || typeof p !== 'object' || !TEXT_PARTS.has(p.type as string) || typeof p.text !== 'string') {
+        throw new PromptencError(
+          'E_REQUEST_INVALID',
+          `${where}[${i}]: only text parts (input_text, output_text) can be counted, received ${describeValue((p as { type?: unknown })?.type ?? p)}`,
+        );
+      }
+      return p.text;
+    })
+    .join('\n');
 }
 
 /** Responses input items → chat messages: messages, function calls (grouped into one assistant turn) and their outputs. */
@@ -36,14 +42,17 @@ export function responsesInputToMessages(input: unknown, instructions: unknown):
   if (input === undefined || input === null) return messages;
   // A string input is "equivalent to a text input with the user role" (the API reference).
   if (typeof input === 'string') return [...messages, { role: 'user', content: input }];
-  if (!Array.isArray(input)) throw new PromptencError('E_REQUEST_INVALID', `input: expected a string or a list of input items, received ${describeValue(input)}`);
+  if (!Array.isArray(input))
+    throw new PromptencError('E_REQUEST_INVALID', `input: expected a string or a list of input items, received ${describeValue(input)}`);
   input.forEach((raw, i) => {
     const item = raw as Record<string, unknown>;
     const where = `input[${i}]`;
-    if (!item || typeof item !== 'object') throw new PromptencError('E_REQUEST_INVALID', `${where}: expected an input item object, received ${describeValue(raw)}`);
+    if (!item || typeof item !== 'object')
+      throw new PromptencError('E_REQUEST_INVALID', `${where}: expected an input item object, received ${describeValue(raw)}`);
     const type = item.type ?? 'message';
     if (type === 'message') {
-      if (typeof item.role !== 'string') throw new PromptencError('E_REQUEST_INVALID', `${where}.role: expected a string, received ${describeValue(item.role)}`);
+      if (typeof item.role !== 'string')
+        throw new PromptencError('E_REQUEST_INVALID', `${where}.role: expected a string, received ${describeValue(item.role)}`);
       messages.push({ role: item.role, content: textOf(item.content, `${where}.content`) });
     } else if (type === 'function_call') {
       const call = { id: item.call_id as string, type: 'function', function: { name: item.name as string, arguments: item.arguments as string } };
@@ -68,7 +77,8 @@ export function responsesTools(tools: unknown): ToolDefinition[] | undefined {
   return tools.map((t, i) => {
     const tool = t as Record<string, unknown>;
     if (tool?.function && typeof tool.function === 'object') return tool as ToolDefinition;
-    if (tool?.type !== 'function') throw new PromptencError('E_REQUEST_INVALID', `tools[${i}].type: only function tools can be counted, received ${describeValue(tool?.type)}`);
+    if (tool?.type !== 'function')
+      throw new PromptencError('E_REQUEST_INVALID', `tools[${i}].type: only function tools can be counted, received ${describeValue(tool?.type)}`);
     const { type: _type, strict: _strict, ...fn } = tool;
     return { type: 'function', function: fn as { name: string } };
   });
@@ -91,12 +101,26 @@ function inputTokens(ctx: HandlerContext, body: any): Outcome {
     if (typeof effort === 'string') fields.chat_template_kwargs = { reasoning_effort: effort, ...(body.chat_template_kwargs ?? {}) };
   }
   const enc = encodeChat(model, fields, ctx.sessions);
-  return { body: { object: 'response.input_tokens', input_tokens: enc.ids.length, ...sessionFields(body, enc) }, model: model.spec.id, tokens: enc.ids.length, reused: enc.reused };
+  return {
+    body: { object: 'response.input_tokens', input_tokens: enc.ids.length, ...sessionFields(body, enc) },
+    model: model.spec.id,
+    tokens: enc.ids.length,
+    reused: enc.reused,
+  };
 }
 
 function listModels(ctx: HandlerContext): Outcome {
   const created = Math.floor(Date.now() / 1000);
-  const data = ctx.models.models.map((m) => ({ id: m.spec.id, object: 'model', created, owned_by: 'promptenc', root: m.spec.source, parent: null, max_model_len: m.maxModelLen, backend: m.tok.backend }));
+  const data = ctx.models.models.map((m) => ({
+    id: m.spec.id,
+    object: 'model',
+    created,
+    owned_by: 'promptenc',
+    root: m.spec.source,
+    parent: null,
+    max_model_len: m.maxModelLen,
+    backend: m.tok.backend,
+  }));
   return { body: { object: 'list', data } };
 }
 

@@ -102,7 +102,12 @@ export class WorkerPool {
       worker.on('exit', () => {
         if (!slot.ready) reject(new Error('a worker thread exited while loading its models'));
         // Out of memory or a crash while running a job: that job fails, the queue moves on.
-        if (this.slots[index] === slot && !this.closing) this.replace(index, slot, `the request exceeded the worker thread's memory limit (${this.limits.threadMemoryMb} MB) or crashed it; the thread was replaced`);
+        if (this.slots[index] === slot && !this.closing)
+          this.replace(
+            index,
+            slot,
+            `the request exceeded the worker thread's memory limit (${this.limits.threadMemoryMb} MB) or crashed it; the thread was replaced`,
+          );
         else for (const p of slot.queue.splice(0)) p.reject(new PromptencError('E_INTERNAL', 'the server is shutting down'));
       });
     });
@@ -132,7 +137,12 @@ export class WorkerPool {
     const index = this.slots.indexOf(slot);
     slot.timer = setTimeout(() => {
       // terminate() stops a thread even inside an endless loop.
-      if (slot.running === p) this.replace(index, slot, `the request took longer than the server's limit of ${this.limits.jobTimeoutMs / 1000} s (a chat template that does not end?); it was stopped`);
+      if (slot.running === p)
+        this.replace(
+          index,
+          slot,
+          `the request took longer than the server's limit of ${this.limits.jobTimeoutMs / 1000} s (a chat template that does not end?); it was stopped`,
+        );
     }, this.limits.jobTimeoutMs);
     // The raw body moves to the thread (no copy); the event loop is done with it.
     const transfer = p.job.kind === 'http' && p.job.raw ? [p.job.raw.buffer as ArrayBuffer] : [];

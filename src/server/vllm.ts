@@ -102,7 +102,14 @@ function samplingParams(body: any, model: ServedModel, promptLength: number): Re
   return out;
 }
 
-function generateRequest(prefix: string, body: any, model: ServedModel, ids: Uint32Array, prompt: string | undefined, extra: Record<string, unknown>): Record<string, unknown> {
+function generateRequest(
+  prefix: string,
+  body: any,
+  model: ServedModel,
+  ids: Uint32Array,
+  prompt: string | undefined,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
   if (ids.length === 0) throw new PromptencError('E_ARGUMENT', 'prompt: no token_ids rendered (vLLM refuses an empty prompt)');
   return {
     request_id: `${prefix}-${randomUUID().replaceAll('-', '')}`,
@@ -148,7 +155,12 @@ function chatRender(ctx: HandlerContext, body: any): Outcome {
   const model = ctx.models.resolve(body.model);
   if (body.use_beam_search === true) throw new PromptencError('E_ARGUMENT', 'use_beam_search: beam search is not supported by the render endpoint');
   const enc = encodeChat(model, body as ChatFields, ctx.sessions);
-  return { body: generateRequest('chatcmpl', body, model, enc.ids, enc.prompt, sessionFields(body, enc)), model: model.spec.id, tokens: enc.ids.length, reused: enc.reused };
+  return {
+    body: generateRequest('chatcmpl', body, model, enc.ids, enc.prompt, sessionFields(body, enc)),
+    model: model.spec.id,
+    tokens: enc.ids.length,
+    reused: enc.reused,
+  };
 }
 
 /** CompletionRequest.prompt: a string, a list of strings, a list of ids, or a list of id lists. */
@@ -156,12 +168,7 @@ export const COMPLETION_RENDER_SCHEMA = objectSchema(
   {
     model: { type: ['string', 'null'] },
     prompt: {
-      anyOf: [
-        { type: 'string' },
-        { type: 'array', minItems: 1, items: { type: 'string' } },
-        TOKEN_IDS,
-        { type: 'array', minItems: 1, items: TOKEN_IDS },
-      ],
+      anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'string' } }, TOKEN_IDS, { type: 'array', minItems: 1, items: TOKEN_IDS }],
     },
     add_special_tokens: { type: 'boolean' },
     suffix: { type: ['string', 'null'] },

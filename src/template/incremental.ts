@@ -160,9 +160,9 @@ function scalarComparison(op: string, left: RV, right: RV): boolean | undefined 
   const code = COMPARISONS.get(op);
   if (code === undefined || !isPlain(left) || !isPlain(right)) return undefined;
   if (isNumeric(left) && isNumeric(right)) return compareNumbers(code, left.value as number, right.value as number);
-  // eslint-disable-next-line eqeqeq
+  // biome-ignore lint/suspicious/noDoubleEquals: the library's == on plain values is JavaScript's loose equality
   if (code === EQ) return left.value == right.value;
-  // eslint-disable-next-line eqeqeq
+  // biome-ignore lint/suspicious/noDoubleEquals: as above
   if (code === NE) return left.value != right.value;
   return undefined;
 }
@@ -170,7 +170,14 @@ function scalarComparison(op: string, left: RV, right: RV): boolean | undefined 
 /** The comparison operators, by code (compareNumbers; KeyEvents.predOp, where 0 is none). */
 const EQ = 1;
 const NE = 2;
-const COMPARISONS = new Map<string, number>([['==', EQ], ['!=', NE], ['<', 3], ['>', 4], ['<=', 5], ['>=', 6]]);
+const COMPARISONS = new Map<string, number>([
+  ['==', EQ],
+  ['!=', NE],
+  ['<', 3],
+  ['>', 4],
+  ['<=', 5],
+  ['>=', 6],
+]);
 
 /** `left <op> right` on two numbers, op a COMPARISONS code. */
 function compareNumbers(op: number, left: number, right: number): boolean {
@@ -269,7 +276,11 @@ function eventKey(map: number, key: string): string {
 function keyEvents(events: Map<string, KeyEvents>, map: number, key: string): KeyEvents {
   const k = eventKey(map, key);
   let e = events.get(k);
-  if (e === undefined) events.set(k, (e = { map, key, reads: [], writes: [], values: [], firstWrite: 0, preds: [], predRecs: [], predOp: [], predOther: [], predNsLeft: [], predWant: [] }));
+  if (e === undefined)
+    events.set(
+      k,
+      (e = { map, key, reads: [], writes: [], values: [], firstWrite: 0, preds: [], predRecs: [], predOp: [], predOther: [], predNsLeft: [], predWant: [] }),
+    );
   return e;
 }
 
@@ -400,7 +411,7 @@ class Equality {
       if ((pa !== undefined || pb !== undefined) && pa !== pb) return false;
     }
     // Tool-call argument mappings print as the caller's JSON text (render.ts): compare that too.
-    const hasOwnText = Object.prototype.hasOwnProperty.call(a, 'toString') || Object.prototype.hasOwnProperty.call(b, 'toString');
+    const hasOwnText = Object.hasOwn(a, 'toString') || Object.hasOwn(b, 'toString');
     if (hasOwnText && String(a.toString()) !== String(b.toString())) return false;
     let same = false;
     switch (a.type) {
@@ -464,7 +475,6 @@ class Equality {
     }
     return true;
   }
-
 }
 
 /**
@@ -497,16 +507,26 @@ const LOOP_KEYS = ['index', 'index0', 'revindex', 'revindex0', 'first', 'last', 
 function sameLoopValue(k: string, old: RV | undefined, i: number, n: number, items: RV[], eq: Equality): boolean {
   // No closures here: this runs per loop key read, per reused iteration.
   switch (k) {
-    case 'index': return isInteger(old, i + 1);
-    case 'index0': return isInteger(old, i);
-    case 'revindex': return isInteger(old, n - i);
-    case 'revindex0': return isInteger(old, n - i - 1);
-    case 'first': return isBoolean(old, i === 0);
-    case 'last': return isBoolean(old, i === n - 1);
-    case 'length': return isInteger(old, n);
-    case 'previtem': return i > 0 ? eq.eq(items[i - 1], old) : old?.type === 'UndefinedValue';
-    case 'nextitem': return i < n - 1 ? eq.eq(items[i + 1], old) : old?.type === 'UndefinedValue';
-    default: return old === undefined;
+    case 'index':
+      return isInteger(old, i + 1);
+    case 'index0':
+      return isInteger(old, i);
+    case 'revindex':
+      return isInteger(old, n - i);
+    case 'revindex0':
+      return isInteger(old, n - i - 1);
+    case 'first':
+      return isBoolean(old, i === 0);
+    case 'last':
+      return isBoolean(old, i === n - 1);
+    case 'length':
+      return isInteger(old, n);
+    case 'previtem':
+      return i > 0 ? eq.eq(items[i - 1], old) : old?.type === 'UndefinedValue';
+    case 'nextitem':
+      return i < n - 1 ? eq.eq(items[i + 1], old) : old?.type === 'UndefinedValue';
+    default:
+      return old === undefined;
   }
 }
 
@@ -540,7 +560,11 @@ function containsLoopControl(node: unknown): boolean {
 function isMessagesLoop(node: AstNode): boolean {
   let ok = loopShape.get(node);
   if (ok === undefined) {
-    ok = node.iterable?.type === 'Identifier' && node.iterable.value === 'messages' && node.loopvar?.type === 'Identifier' && (node.defaultBlock?.length ?? 0) === 0;
+    ok =
+      node.iterable?.type === 'Identifier' &&
+      node.iterable.value === 'messages' &&
+      node.loopvar?.type === 'Identifier' &&
+      (node.defaultBlock?.length ?? 0) === 0;
     loopShape.set(node, ok);
   }
   return ok;
@@ -588,7 +612,9 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
   const { Interpreter, Environment } = jinja();
   const R = rt();
   UNDEFINED = new R.Undefined(undefined);
-  const Base = Interpreter as unknown as new (env: unknown) => {
+  const Base = Interpreter as unknown as new (
+    env: unknown,
+  ) => {
     evaluate(node: unknown, env: Env): RV;
     evaluateBlock(body: unknown[], env: Env): RV;
     evaluateMacro(node: AstNode, env: Env): RV;
@@ -624,7 +650,14 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     override evaluateIdentifier(node: AstNode, env: Env): RV {
       const v = super.evaluateIdentifier(node, env);
       const rec = this.recording;
-      if (rec !== undefined && !rec.tainted && !isPlain(v) && v !== this.original && v.type !== 'NamespaceValue' && !(v.type === 'FunctionValue' && functionTags.has(v))) {
+      if (
+        rec !== undefined &&
+        !rec.tainted &&
+        !isPlain(v) &&
+        v !== this.original &&
+        v.type !== 'NamespaceValue' &&
+        !(v.type === 'FunctionValue' && functionTags.has(v))
+      ) {
         let e: Env | undefined = env;
         while (e !== undefined && !e.variables.has(node.value as string)) e = e.parent;
         if (e === this.global) rec.tainted = true;
@@ -669,7 +702,10 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
     /** The `messages` list the render was given; a loop over a list the template built is not reused. */
     private readonly original: RV | undefined;
 
-    constructor(env: unknown, private readonly memo: RenderMemo) {
+    constructor(
+      env: unknown,
+      private readonly memo: RenderMemo,
+    ) {
       super(env);
       this.original = (env as Env).variables.get('messages');
     }
@@ -734,7 +770,21 @@ function interpreterClass(): NonNullable<typeof memoInterpreterClass> {
       const reuse = !nested && prev !== undefined && this.equal.entries(outer, prev.outer);
       const loopNsStart = nsMaps.map((m) => new Map(m.raw()));
       const pieceStart = this.pieces.length;
-      const record: LoopRecord = { outer, items, iters: [], nsStart: loopNsStart, dep: [], cumLen: [0], cumPieces: [0], pieceList: [], text: '', textBeforeLast: '', pieceStart, events: new Map(), readsAll: [] };
+      const record: LoopRecord = {
+        outer,
+        items,
+        iters: [],
+        nsStart: loopNsStart,
+        dep: [],
+        cumLen: [0],
+        cumPieces: [0],
+        pieceList: [],
+        text: '',
+        textBeforeLast: '',
+        pieceStart,
+        events: new Map(),
+        readsAll: [],
+      };
       // Pieces before the loop that the previous render also had, at the same places, and the loop
       // starting where it did then: its reused prefix's pieces are then the previous ones too.
       const sharedBefore = this.sharing && this.shared.pieces === pieceStart && prev?.pieceStart === pieceStart;

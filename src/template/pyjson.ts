@@ -45,7 +45,11 @@ class JsonSyntaxError extends Error {}
  * (printed from their literal) and key order. Returns undefined on invalid JSON.
  * `wrapText` lets accounting mark the strings (see accounting.ts).
  */
-export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[string, RV]>) => Map<string, RV>, wrapText?: (s: string) => string): RV | undefined {
+export function parseArgumentsToRuntime(
+  text: string,
+  makeMap: (entries: Array<[string, RV]>) => Map<string, RV>,
+  wrapText?: (s: string) => string,
+): RV | undefined {
   let i = 0;
   const ws = () => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
@@ -139,7 +143,11 @@ export function parseArgumentsToRuntime(text: string, makeMap: (entries: Array<[
       }
       return rv;
     }
-    for (const [word, v] of [['true', true], ['false', false], ['null', null]] as const) {
+    for (const [word, v] of [
+      ['true', true],
+      ['false', false],
+      ['null', null],
+    ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
         return v === null ? new (rt().Null)(null) : new (rt().Boolean)(v);

@@ -22,9 +22,7 @@ export function pythonJsonDumps(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
   if (typeof value === 'object') {
-    const parts = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`,
-    );
+    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`);
     return `{${parts.join(', ')}}`;
   }
   if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return value.toString();
@@ -52,22 +50,34 @@ const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 
 export function strftime(date: Date, format: string): string {
   return format.replace(/%[YmdbBaAHMSjy%]/g, (t) => {
     switch (t) {
-      case '%Y': return String(date.getFullYear());
-      case '%y': return pad2(date.getFullYear() % 100);
-      case '%m': return pad2(date.getMonth() + 1);
-      case '%d': return pad2(date.getDate());
-      case '%b': return MONTHS[date.getMonth()]!.slice(0, 3);
-      case '%B': return MONTHS[date.getMonth()]!;
-      case '%a': return DAYS[date.getDay()]!.slice(0, 3);
-      case '%A': return DAYS[date.getDay()]!;
-      case '%H': return pad2(date.getHours());
-      case '%M': return pad2(date.getMinutes());
-      case '%S': return pad2(date.getSeconds());
+      case '%Y':
+        return String(date.getFullYear());
+      case '%y':
+        return pad2(date.getFullYear() % 100);
+      case '%m':
+        return pad2(date.getMonth() + 1);
+      case '%d':
+        return pad2(date.getDate());
+      case '%b':
+        return MONTHS[date.getMonth()]!.slice(0, 3);
+      case '%B':
+        return MONTHS[date.getMonth()]!;
+      case '%a':
+        return DAYS[date.getDay()]!.slice(0, 3);
+      case '%A':
+        return DAYS[date.getDay()]!;
+      case '%H':
+        return pad2(date.getHours());
+      case '%M':
+        return pad2(date.getMinutes());
+      case '%S':
+        return pad2(date.getSeconds());
       case '%j': {
         const start = new Date(date.getFullYear(), 0, 1);
         return String(Math.floor((date.getTime() - start.getTime()) / 86_400_000) + 1).padStart(3, '0');
       }
-      default: return '%';
+      default:
+        return '%';
     }
   });
 }
@@ -83,9 +93,15 @@ export function strftime(date: Date, format: string): string {
  * - Any other string (not JSON, or JSON that is not an object) stays a string.
  * `| tojson` re-serialises the mapping, as it would in transformers with a dict.
  */
-interface ArgumentsText { text: string; parsed: Record<string, unknown> }
+interface ArgumentsText {
+  text: string;
+  parsed: Record<string, unknown>;
+}
 /** How a call's arguments reached us: JSON text (re-parsed with Python semantics) or an object. */
-interface ArgumentsSource { text: string; json: boolean }
+interface ArgumentsSource {
+  text: string;
+  json: boolean;
+}
 
 function argumentsOf(args: unknown): ArgumentsText | undefined {
   if (typeof args === 'string') {
@@ -105,7 +121,10 @@ function argumentsOf(args: unknown): ArgumentsText | undefined {
 }
 
 class MapWithText<K, V> extends Map<K, V> {
-  constructor(entries: Iterable<[K, V]>, private readonly text: string) {
+  constructor(
+    entries: Iterable<[K, V]>,
+    private readonly text: string,
+  ) {
     super(entries);
   }
   override toString(): string {
@@ -342,7 +361,8 @@ function sameMessage(m: ChatMessage, snap: MessageSnapshot): boolean {
     const tc = calls[i];
     const d = details[i] as unknown[];
     // snapshotSource kept each detail as a 4-element array (map fills every slot: no holes).
-    if (!sameSource(tc, d[0]) || !sameSource(tc?.function, d[1]) || !sameSource(tc?.function?.name, d[2]) || !sameSource(tc?.function?.arguments, d[3])) return false;
+    if (!sameSource(tc, d[0]) || !sameSource(tc?.function, d[1]) || !sameSource(tc?.function?.name, d[2]) || !sameSource(tc?.function?.arguments, d[3]))
+      return false;
   }
   return true;
 }
@@ -364,7 +384,10 @@ function snapshotSource(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(snapshotSource);
   if (v !== null && typeof v === 'object') {
     const keys = Object.keys(v);
-    return new EntriesSnapshot(keys, keys.map((k) => snapshotSource((v as Record<string, unknown>)[k])));
+    return new EntriesSnapshot(
+      keys,
+      keys.map((k) => snapshotSource((v as Record<string, unknown>)[k])),
+    );
   }
   return v;
 }
@@ -448,7 +471,8 @@ function pythonToJsonFilter(interpreter: Interpreter): void {
       const seps = kwargs.get('separators');
       if (seps && seps.type !== 'NullValue') {
         const pair = seps.value as Array<{ type: string; value: unknown }>;
-        if (!Array.isArray(pair) || pair.length !== 2 || pair.some((p) => p.type !== 'StringValue')) throw new Error('separators must be a tuple of two strings');
+        if (!Array.isArray(pair) || pair.length !== 2 || pair.some((p) => p.type !== 'StringValue'))
+          throw new Error('separators must be a tuple of two strings');
         opts.separators = [pair[0]!.value as string, pair[1]!.value as string];
       }
     }
@@ -532,7 +556,12 @@ export class ChatTemplate {
     const env = new (jinja().Environment)();
     const now = ctx.now ?? (() => new Date());
     const globals: Record<string, unknown> = {
-      false: false, true: true, none: null, False: false, True: true, None: null,
+      false: false,
+      true: true,
+      none: null,
+      False: false,
+      True: true,
+      None: null,
       range,
       raise_exception: raiseException,
       strftime_now: (format: unknown) => strftime(now(), String(format)),

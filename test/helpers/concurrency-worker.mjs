@@ -30,9 +30,18 @@ parentPort.postMessage({ ready: true });
 const deadline = await new Promise((resolve) => parentPort.once('message', (m) => resolve(m.deadline)));
 let ops = 0;
 while (Date.now() < deadline) {
-  const a = next(texts.length), b = next(texts.length), c = next(texts.length);
+  const a = next(texts.length),
+    b = next(texts.length),
+    c = next(texts.length);
   const batch = [next(texts.length), next(texts.length), next(texts.length), next(texts.length)];
-  const pending = [shared.encodeAsync(texts[a], opts), shared.encodeAsync(texts[b], opts), shared.encodeBatch(batch.map((i) => texts[i]), { ...opts, threads: 2 })];
+  const pending = [
+    shared.encodeAsync(texts[a], opts),
+    shared.encodeAsync(texts[b], opts),
+    shared.encodeBatch(
+      batch.map((i) => texts[i]),
+      { ...opts, threads: 2 },
+    ),
+  ];
   check('encode', c, shared.encode(texts[c], opts));
   if (shared.count(texts[c], opts) !== expected[c].length && mismatches.length < 5) mismatches.push(`${model} count text ${c}`);
   const session = separate.createSession();

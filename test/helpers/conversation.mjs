@@ -28,7 +28,18 @@ const PROSE = [
   "It's done; we've checked they'll work and I'd say it's fine.",
   'Numbers: 1234567890 3.14159 1,000,000',
 ];
-const SPECIAL_TEXT = ['<｜User｜>', '<｜Assistant｜>', '<|im_start|>', '<|im_end|>', '<think>', '</think>', '<tool_call>', '[gMASK]', '<|user|>', '<｜tool▁call▁begin｜>'];
+const SPECIAL_TEXT = [
+  '<｜User｜>',
+  '<｜Assistant｜>',
+  '<|im_start|>',
+  '<|im_end|>',
+  '<think>',
+  '</think>',
+  '<tool_call>',
+  '[gMASK]',
+  '<|user|>',
+  '<｜tool▁call▁begin｜>',
+];
 
 /** @template T @param {() => number} r @param {readonly T[]} xs @returns {T} */
 function pick(r, xs) {
@@ -44,11 +55,15 @@ export function bigText(r, size) {
   while (n < size) {
     const kind = r();
     const line =
-      kind < 0.3 ? `${pick(r, ['drwxr-xr-x', '-rw-r--r--'])} ${Math.floor(r() * 99999)} src/file_${Math.floor(r() * 1000)}.ts`
-      : kind < 0.5 ? `  const value${Math.floor(r() * 100)} = compute(${Math.floor(r() * 1e6)}); // ${pick(r, PROSE)}`
-      : kind < 0.6 ? ''
-      : kind < 0.65 ? ' '.repeat(1 + Math.floor(r() * 20)) + '\t'
-      : pick(r, PROSE);
+      kind < 0.3
+        ? `${pick(r, ['drwxr-xr-x', '-rw-r--r--'])} ${Math.floor(r() * 99999)} src/file_${Math.floor(r() * 1000)}.ts`
+        : kind < 0.5
+          ? `  const value${Math.floor(r() * 100)} = compute(${Math.floor(r() * 1e6)}); // ${pick(r, PROSE)}`
+          : kind < 0.6
+            ? ''
+            : kind < 0.65
+              ? ' '.repeat(1 + Math.floor(r() * 20)) + '\t'
+              : pick(r, PROSE);
     lines.push(line);
     n += line.length + 1;
   }
@@ -57,8 +72,18 @@ export function bigText(r, size) {
 
 /** @type {ToolDefinition[]} */
 export const TOOLS = [
-  { type: 'function', function: { name: 'run_shell', description: 'Run a shell command', parameters: { type: 'object', properties: { command: { type: 'string', description: 'the command' } }, required: ['command'] } } },
-  { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },
+  {
+    type: 'function',
+    function: {
+      name: 'run_shell',
+      description: 'Run a shell command',
+      parameters: { type: 'object', properties: { command: { type: 'string', description: 'the command' } }, required: ['command'] },
+    },
+  },
+  {
+    type: 'function',
+    function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  },
 ];
 
 /**
@@ -87,7 +112,12 @@ export function agentConversation(seed, turns, opts = {}) {
         const args = r() < 0.5 ? JSON.stringify({ command: `ls -la dir${call}` }) : { path: `src/f${call}.ts` };
         return { id: `call_${call}`, type: 'function', function: { name: typeof args === 'string' ? 'run_shell' : 'read_file', arguments: args } };
       });
-      messages.push({ role: 'assistant', content: '', reasoning_content: r() < 0.5 ? `I should look at the files first. ${pick(r, PROSE)}` : undefined, tool_calls: calls });
+      messages.push({
+        role: 'assistant',
+        content: '',
+        reasoning_content: r() < 0.5 ? `I should look at the files first. ${pick(r, PROSE)}` : undefined,
+        tool_calls: calls,
+      });
       for (const c of calls) {
         const size = t % bigEvery === bigEvery - 1 ? bigMin + Math.floor(r() * (bigMax - bigMin)) : 50 + Math.floor(r() * 400);
         messages.push({ role: 'tool', tool_call_id: c.id, content: bigText(r, size) });

@@ -18,7 +18,10 @@ export interface PyRenderRequest {
 }
 
 export function pyRender(req: PyRenderRequest): string {
-  const out = JSON.parse(execFileSync('python3', [script], { input: JSON.stringify(req), maxBuffer: 256 * 1024 * 1024 }).toString('utf8')) as { prompt?: string; error?: string };
+  const out = JSON.parse(execFileSync('python3', [script], { input: JSON.stringify(req), maxBuffer: 256 * 1024 * 1024 }).toString('utf8')) as {
+    prompt?: string;
+    error?: string;
+  };
   if (out.error !== undefined) throw new Error(`python render failed: ${out.error}`);
   return out.prompt!;
 }

@@ -58,7 +58,11 @@ export async function startServer(args: string[], timeoutMs = 60_000): Promise<T
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
     async post(pathname, body, headers = {}) {
-      const r = await fetch(url + pathname, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const r = await fetch(url + pathname, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
       return { status: r.status, body: await parse(r), headers: r.headers };
     },
     async get(pathname) {

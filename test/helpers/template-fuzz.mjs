@@ -207,20 +207,82 @@ export function* script(r, steps, start = 1) {
     const j = Math.floor(r() * Math.max(1, messages.length));
     let desc;
     switch (op) {
-      case 0: case 1: { const k = 1 + Math.floor(r() * 2); for (let q = 0; q < k; q++) messages = [...messages, msg(r)]; desc = `append ${k}`; break; }
-      case 2: { const k = 1 + Math.floor(r() * 2); messages = messages.slice(0, Math.max(0, messages.length - k)); desc = `pop ${k}`; break; }
-      case 3: messages = [...messages.slice(0, i), msg(r), ...messages.slice(i)]; desc = `insert at ${i}`; break;
-      case 4: messages = [...messages.slice(0, i), ...messages.slice(i + 1)]; desc = `delete ${i}`; break;
-      case 5: if (messages[i]) { messages[i].content = CONTENTS[Math.floor(r() * CONTENTS.length)]; } desc = `inplace content ${i}`; break;
-      case 13: if (messages[i]?.tool_calls) { const a = messages[i].tool_calls[0].function; a.arguments = typeof a.arguments === 'string' ? JSON.parse(a.arguments) : JSON.stringify(a.arguments); } desc = `args form ${i}`; break;
-      case 6: if (messages[i]) { messages[i].role = ROLES[Math.floor(r() * ROLES.length)]; } desc = `inplace role ${i}`; break;
-      case 7: if (messages[j]) { messages = [...messages]; messages[i] = { ...messages[j] }; } desc = `copy ${j} -> ${i}`; break;
-      case 8: if (messages[j]) messages = [...messages, messages[j]]; desc = `push same object ${j}`; break;
-      case 9: if (messages[i] && messages[j]) { messages = [...messages]; [messages[i], messages[j]] = [messages[j], messages[i]]; } desc = `swap ${i} ${j}`; break;
-      case 10: messages = JSON.parse(JSON.stringify(messages)); desc = 'json copy'; break;
-      case 11: agp = !agp; desc = `agp ${agp}`; break;
-      case 12: if (messages[j]) { messages = [...messages]; messages[i] = messages[j]; } desc = `alias ${j} at ${i}`; break;
-      default: desc = 'same'; break;
+      case 0:
+      case 1: {
+        const k = 1 + Math.floor(r() * 2);
+        for (let q = 0; q < k; q++) messages = [...messages, msg(r)];
+        desc = `append ${k}`;
+        break;
+      }
+      case 2: {
+        const k = 1 + Math.floor(r() * 2);
+        messages = messages.slice(0, Math.max(0, messages.length - k));
+        desc = `pop ${k}`;
+        break;
+      }
+      case 3:
+        messages = [...messages.slice(0, i), msg(r), ...messages.slice(i)];
+        desc = `insert at ${i}`;
+        break;
+      case 4:
+        messages = [...messages.slice(0, i), ...messages.slice(i + 1)];
+        desc = `delete ${i}`;
+        break;
+      case 5:
+        if (messages[i]) {
+          messages[i].content = CONTENTS[Math.floor(r() * CONTENTS.length)];
+        }
+        desc = `inplace content ${i}`;
+        break;
+      case 13:
+        if (messages[i]?.tool_calls) {
+          const a = messages[i].tool_calls[0].function;
+          a.arguments = typeof a.arguments === 'string' ? JSON.parse(a.arguments) : JSON.stringify(a.arguments);
+        }
+        desc = `args form ${i}`;
+        break;
+      case 6:
+        if (messages[i]) {
+          messages[i].role = ROLES[Math.floor(r() * ROLES.length)];
+        }
+        desc = `inplace role ${i}`;
+        break;
+      case 7:
+        if (messages[j]) {
+          messages = [...messages];
+          messages[i] = { ...messages[j] };
+        }
+        desc = `copy ${j} -> ${i}`;
+        break;
+      case 8:
+        if (messages[j]) messages = [...messages, messages[j]];
+        desc = `push same object ${j}`;
+        break;
+      case 9:
+        if (messages[i] && messages[j]) {
+          messages = [...messages];
+          [messages[i], messages[j]] = [messages[j], messages[i]];
+        }
+        desc = `swap ${i} ${j}`;
+        break;
+      case 10:
+        messages = JSON.parse(JSON.stringify(messages));
+        desc = 'json copy';
+        break;
+      case 11:
+        agp = !agp;
+        desc = `agp ${agp}`;
+        break;
+      case 12:
+        if (messages[j]) {
+          messages = [...messages];
+          messages[i] = messages[j];
+        }
+        desc = `alias ${j} at ${i}`;
+        break;
+      default:
+        desc = 'same';
+        break;
     }
     yield { messages, agp, desc };
   }
@@ -254,7 +316,10 @@ export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode 
   let prevText;
   for (const { messages, agp, desc } of script(r, steps, start)) {
     const sp = { bos_token: '<s>', eos_token: '</s>' };
-    const ctx = mode === 'cache' ? { messages, addGenerationPrompt: agp, specialTokens: sp } : { messages: [], kwargs: { messages }, addGenerationPrompt: agp, specialTokens: sp };
+    const ctx =
+      mode === 'cache'
+        ? { messages, addGenerationPrompt: agp, specialTokens: sp }
+        : { messages: [], kwargs: { messages }, addGenerationPrompt: agp, specialTokens: sp };
     hist.push(`${desc}: ${JSON.stringify(messages)} agp=${agp}`);
     let want, wantError, got, gotError;
     try {
@@ -268,13 +333,17 @@ export function runCase({ compileTemplate, RenderMemo }, seed, steps = 25, mode 
       gotError = e;
     }
     if (wantError || gotError) {
-      if (!(wantError && gotError && wantError.message === gotError.message)) return { seed, source, hist, want: wantError?.message ?? want, got: gotError?.message ?? got?.text };
+      if (!(wantError && gotError && wantError.message === gotError.message))
+        return { seed, source, hist, want: wantError?.message ?? want, got: gotError?.message ?? got?.text };
       continue;
     }
     reused += memo.reused;
     if (got.text !== want || (got.pieces && got.pieces.join('') !== want)) return { seed, source, hist, want, got: got.text };
     // The prefix the render certifies it shares with the previous render's text must be shared.
-    if (got.common >= 0 && (prevText === undefined || got.common > Math.min(prevText.length, want.length) || prevText.slice(0, got.common) !== want.slice(0, got.common))) {
+    if (
+      got.common >= 0 &&
+      (prevText === undefined || got.common > Math.min(prevText.length, want.length) || prevText.slice(0, got.common) !== want.slice(0, got.common))
+    ) {
       return { seed, source, hist, want, got: `common ${got.common} against ${JSON.stringify(prevText)}` };
     }
     prevText = want;
