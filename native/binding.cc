@@ -350,11 +350,12 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
 
   /// The text argument encoded into idsBuf_ with the sync state (JS thread only); with
   /// `marks`, also where its added tokens went (UTF-16 offsets).
-  std::vector<uint32_t>& encodeArg(const Napi::CallbackInfo& info, std::vector<promptenc::AddedMark>* marks = nullptr) {
+  std::vector<uint32_t>& encodeArg(const Napi::CallbackInfo& info, std::vector<promptenc::AddedMark>* marks = nullptr,
+                                   bool splitSpecial = false) {
     auto text = textBytes(info, 0, textBuf_);
     idsBuf_.clear();
     idsBuf_.reserve(text.second / 2 + 4);
-    core_->encode(text.first, text.second, idsBuf_, *syncState_, marks);
+    core_->encode(text.first, text.second, idsBuf_, *syncState_, marks, splitSpecial);
     if (marks) promptenc::marksToUtf16(text.first, *marks);
     return idsBuf_;
   }
@@ -374,9 +375,11 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   /// than fit come back as a new Uint32Array. Why: making a Uint32Array through N-API
   /// (backing store + ArrayBuffer + view) was about half of a ~1.2 µs call on a 20-byte
   /// string; TypedArray.prototype.slice in JS is a fraction of that.
+  /// encode(text, splitSpecial?): with a true second argument, special added tokens are text.
   Napi::Value Encode(const Napi::CallbackInfo& info) {
     return guard(info.Env(), [&]() -> Napi::Value {
-      Napi::Value out = sharedResult(info.Env(), encodeArg(info));
+      const bool splitSpecial = info.Length() > 1 && info[1].ToBoolean().Value();
+      Napi::Value out = sharedResult(info.Env(), encodeArg(info, nullptr, splitSpecial));
       trimBuffers();
       return out;
     });

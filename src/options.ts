@@ -17,6 +17,12 @@ export interface LoadOptions {
 export interface EncodeOptions {
   /** Add what `tokenizer(text)` adds in transformers (e.g. DeepSeek-V3's BOS). Default true. */
   addSpecialTokens?: boolean;
+  /**
+   * Read special-token text in `text` as plain text, not as the special token: transformers'
+   * `split_special_tokens=True`, the Rust tokenizer's `encode_special_tokens`, llama.cpp's
+   * `parse_special: false`. Non-special added tokens still match. Default false.
+   */
+  splitSpecialTokens?: boolean;
 }
 
 export interface BatchOptions extends EncodeOptions {
@@ -64,6 +70,15 @@ export function checkOptions(opts: unknown, name: string): void {
   if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) {
     throw new PromptencError('E_ARGUMENT', `${name}: expected an options object, received ${describeValue(opts)}`);
   }
+}
+
+/** options.splitSpecialTokens, checked; true when special-token text is to be read as text. */
+export function splitSpecialOf(opts: EncodeOptions): boolean {
+  const v = opts.splitSpecialTokens;
+  if (v !== undefined && typeof v !== 'boolean') {
+    throw new PromptencError('E_ARGUMENT', `options.splitSpecialTokens: expected a boolean, received ${describeValue(v)}`);
+  }
+  return v === true;
 }
 
 export function checkBackendChoice(choice: unknown): asserts choice is BackendChoice {

@@ -228,22 +228,26 @@ export class AddedTokenScanner {
     return false;
   }
 
-  /** All added-token splits in `text`, in order, as HF finds them. */
-  scan(text: string): AddedMatch[] {
-    const first = this.findMatches(text, 0, text.length, this.raw);
+  /**
+   * All added-token splits in `text`, in order, as HF finds them. splitSpecial is the Rust
+   * tokenizer's `encode_special_tokens` (added_vocabulary.rs `find_matches`): a special token's
+   * match is consumed by the scan and left in the text, as a discarded single_word one is.
+   */
+  scan(text: string, splitSpecial = false): AddedMatch[] {
+    const first = this.findMatches(text, 0, text.length, this.raw, splitSpecial);
     if (!this.normalized) return first;
     const out: AddedMatch[] = [];
     let gapStart = 0;
     for (const m of first) {
-      if (gapStart < m.start) out.push(...this.findMatches(text, gapStart, m.start, this.normalized));
+      if (gapStart < m.start) out.push(...this.findMatches(text, gapStart, m.start, this.normalized, splitSpecial));
       out.push(m);
       gapStart = m.end;
     }
-    if (gapStart < text.length) out.push(...this.findMatches(text, gapStart, text.length, this.normalized));
+    if (gapStart < text.length) out.push(...this.findMatches(text, gapStart, text.length, this.normalized, splitSpecial));
     return out;
   }
 
-  private findMatches(text: string, from: number, to: number, trie: TrieNode): AddedMatch[] {
+  private findMatches(text: string, from: number, to: number, trie: TrieNode, splitSpecial = false): AddedMatch[] {
     const out: AddedMatch[] = [];
     if (trie.next.size === 0) return out;
     let startOffset = from;
@@ -298,6 +302,7 @@ export class AddedTokenScanner {
       p = bestEnd;
       let start = matchStart;
       let stop = bestEnd;
+      if (splitSpecial && best.special) continue;
       if (best.single_word) {
         const before = charBefore(text, start);
         const after = charAt(text, stop);

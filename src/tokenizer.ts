@@ -18,6 +18,7 @@ import {
   checkOptions,
   checkSegmentCacheOptions,
   checkText,
+  splitSpecialOf,
   toIdArray,
   type BatchOptions,
   type ChatOptions,
@@ -177,7 +178,8 @@ export class PromptTokenizer {
   encode(text: string, opts: EncodeOptions = {}): Uint32Array {
     checkText(text);
     checkOptions(opts, 'options');
-    const body = this.encodeBody(text);
+    // The segment cache and sessions cut at added tokens; text with split specials skips them.
+    const body = splitSpecialOf(opts) ? this.impl.encode(text, true) : this.encodeBody(text);
     if (opts.addSpecialTokens === false) return body;
     return this.wrapIds(body);
   }
@@ -185,21 +187,22 @@ export class PromptTokenizer {
   count(text: string, opts: EncodeOptions = {}): number {
     checkText(text);
     checkOptions(opts, 'options');
-    const n = this.cache ? this.encodeBody(text).length : this.impl.count(text);
+    const n = splitSpecialOf(opts) ? this.impl.encode(text, true).length : this.cache ? this.encodeBody(text).length : this.impl.count(text);
     return opts.addSpecialTokens === false ? n : n + this.wrap.prefix.length + this.wrap.suffix.length;
   }
 
   async encodeAsync(text: string, opts: EncodeOptions = {}): Promise<Uint32Array> {
     checkText(text);
     checkOptions(opts, 'options');
-    const body = await this.impl.encodeAsync(text);
+    // With split specials the encode runs on this thread (the async native path has no such flag).
+    const body = splitSpecialOf(opts) ? this.impl.encode(text, true) : await this.impl.encodeAsync(text);
     return opts.addSpecialTokens === false ? body : this.wrapIds(body);
   }
 
   /** Encode many texts; with the native backend this runs on up to `threads` worker threads. */
   async encodeBatch(texts: readonly string[], opts: BatchOptions = {}): Promise<Uint32Array[]> {
     const threads = checkBatch(texts, opts);
-    const out = await this.impl.encodeBatch(texts, threads);
+    const out = splitSpecialOf(opts) ? texts.map((t) => this.impl.encode(t, true)) : await this.impl.encodeBatch(texts, threads);
     return opts.addSpecialTokens === false ? out : out.map((ids) => this.wrapIds(ids));
   }
 

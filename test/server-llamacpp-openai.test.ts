@@ -3,6 +3,8 @@
  * test_template.py, the README's with_pieces example), OpenAI's /v1/responses/input_tokens
  * (the API reference's request), and promptenc's /v1/count, /v1/models, /health.
  */
+import { readFileSync } from 'node:fs';
+import tokenizers from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type PromptTokenizer } from '../src/index.js';
 import { BYTE_CHARS } from './helpers/byte-level.js';
@@ -76,10 +78,25 @@ describe('llama.cpp /tokenize, /detokenize', () => {
     expect(Buffer.from(all).toString('utf8')).toBe(content);
   });
 
-  it('parse_special=false is refused with a 400 that names the field', async () => {
-    const r = await server.post('/llamacpp/tokenize', { content: '<|im_start|>', parse_special: false });
-    expect(r.status).toBe(400);
-    expect(r.body.error.param).toBe('parse_special');
+  it('parse_special=false reads control-token text as text; <think> (user-defined) still matches', async () => {
+    const content = '<|im_start|>user <think> hi<|im_end|>';
+    const r = await server.post('/llamacpp/tokenize', { content, parse_special: false });
+    expect(r.status).toBe(200);
+    // The oracle on Qwen3's file without its special tokens (test/split-special.test.ts checks
+    // that this equals encode_special_tokens for Qwen3's vocabulary).
+    const json = JSON.parse(readFileSync(QWEN, 'utf8'));
+    const noSpecials = tokenizers.Tokenizer.fromString(
+      JSON.stringify({ ...json, added_tokens: json.added_tokens.filter((t: { special: boolean }) => !t.special) }),
+    );
+    // Without the special entries the oracle numbers the rest afresh: back through their content.
+    const expected = (await noSpecials.encode(content, null, { addSpecialTokens: false }))
+      .getIds()
+      .map((id) => oracleFor(QWEN).tokenToId(noSpecials.idToToken(id)!)!);
+    expect(r.body.tokens).toEqual(expected);
+    expect(r.body.tokens).toContain(oracleFor(QWEN).tokenToId('<think>'));
+    expect(r.body.tokens).not.toContain(oracleFor(QWEN).tokenToId('<|im_start|>'));
+    const special = await server.post('/llamacpp/tokenize', { content, parse_special: true });
+    expect(special.body.tokens).toEqual(await oracleEncode(QWEN, content, false));
   });
 });
 

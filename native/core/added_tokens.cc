@@ -235,7 +235,7 @@ size_t spaceRightmostAtStart(const uint8_t* s, size_t begin, size_t n) {
 }  // namespace
 
 void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s, size_t n,
-                     std::vector<Segment>& out) {
+                     std::vector<Segment>& out, bool splitSpecial) {
   size_t startOffset = 0;
   size_t searchFrom = 0;  // the automaton resumes after the raw match, whatever rstrip did
   size_t mStart, mEnd;
@@ -243,6 +243,7 @@ void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpe
   while (trie.find(s, searchFrom, n, mStart, mEnd, t)) {
     searchFrom = mEnd;
     const AddedTokenSpec& tok = tokens[t];
+    if (splitSpecial && tok.special) continue;
     size_t start = mStart, stop = mEnd;
     if (tok.singleWord) {
       const bool startSpace = start == 0 || !endsWithWord(s, start);

@@ -89,7 +89,9 @@ struct Segment {
 constexpr uint32_t kNoSegmentToken = 0xFFFFFFFFu;
 
 /// added_vocabulary.rs `find_matches` over s[0, n). Text segments are never empty.
+/// splitSpecial is the Rust tokenizer's `encode_special_tokens`: a special token's match is
+/// still consumed by the leftmost-longest scan but left in the text, as a discarded single_word is.
 void findAddedTokens(const AddedTokenTrie& trie, const std::vector<AddedTokenSpec>& tokens, const uint8_t* s, size_t n,
-                     std::vector<Segment>& out);
+                     std::vector<Segment>& out, bool splitSpecial = false);
 
 }  // namespace promptenc

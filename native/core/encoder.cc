@@ -191,17 +191,22 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
 
 void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch,
                      std::vector<AddedMark>* marks) const {
+  encode(s, n, out, scratch, marks, false);
+}
+
+void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch,
+                     std::vector<AddedMark>* marks, bool splitSpecial) const {
   scratch.raw.clear();
   if (rawTrie_.empty() && normalizedTrie_.empty()) {
-    encodeGap(s, 0, n, out, scratch, marks);
+    encodeGap(s, 0, n, out, scratch, marks, splitSpecial);
     return;
   }
   // Pass 1: normalized=false tokens on the raw text. Each gap is then normalized and
   // searched for normalized=true tokens (encodeGap).
-  findAddedTokens(rawTrie_, added_, s, n, scratch.raw);
+  findAddedTokens(rawTrie_, added_, s, n, scratch.raw, splitSpecial);
   for (const Segment& seg : scratch.raw) {
     if (seg.tokenId == kNoSegmentToken) {
-      encodeGap(s, seg.start, seg.end, out, scratch, marks);
+      encodeGap(s, seg.start, seg.end, out, scratch, marks, splitSpecial);
       continue;
     }
     out.push_back(seg.tokenId);
@@ -212,7 +217,7 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
 // The marks of normalized=true tokens are offsets in the normalized gap; they are the
 // text's own offsets only when normalization left the gap unchanged (the caller knows).
 void Encoder::encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,
-                        std::vector<AddedMark>* marks) const {
+                        std::vector<AddedMark>* marks, bool splitSpecial) const {
   if (b == e) return;
   const uint8_t* g = s + b;
   size_t n = e - b;
@@ -225,7 +230,7 @@ void Encoder::encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32
     return;
   }
   scratch.inner.clear();
-  findAddedTokens(normalizedTrie_, added_, g, n, scratch.inner);
+  findAddedTokens(normalizedTrie_, added_, g, n, scratch.inner, splitSpecial);
   for (const Segment& in : scratch.inner) {
     if (in.tokenId == kNoSegmentToken) {
       encodeText(g, in.start, in.end, out, scratch);

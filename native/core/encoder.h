@@ -79,6 +79,10 @@ class Encoder {
   /// The same, also appending an AddedMark per added token to *marks (when not null).
   void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state,
               std::vector<AddedMark>* marks) const;
+  /// The same with special added tokens read as text: HF's `encode_special_tokens`
+  /// (transformers' `split_special_tokens=True`, llama.cpp's `parse_special: false`).
+  void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state, std::vector<AddedMark>* marks,
+              bool splitSpecial) const;
 
   /// HF `decode` with a ByteLevel decoder; invalid UTF-8 becomes U+FFFD as in
   /// Rust's String::from_utf8_lossy. Unknown ids are skipped.
@@ -87,7 +91,7 @@ class Encoder {
  private:
   void encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
   void encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,
-                 std::vector<AddedMark>* marks) const;
+                 std::vector<AddedMark>* marks, bool splitSpecial) const;
   void encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
 
   BpeModel model_;

@@ -38,7 +38,7 @@ export function createJsBackend(init: BackendInit): Backend {
     throw new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json could not be built: ${(err as Error).message}`, { cause: err });
   }
   const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
-  const encode = (text: string): Uint32Array => Uint32Array.from(ids(text));
+  const encode = (text: string, splitSpecialTokens = false): Uint32Array => Uint32Array.from(ids(text, splitSpecialTokens));
   const byteLevel = byteLevelDecode(init);
   return {
     kind: 'js',
@@ -50,7 +50,7 @@ export function createJsBackend(init: BackendInit): Backend {
       return ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
     },
     encodeAsync: async (text) => encode(text),
-    encodeBatch: async (texts) => texts.map(encode),
+    encodeBatch: async (texts) => texts.map((t) => encode(t)),
     vocabulary: parsedVocabulary(init.tokenizerJson),
   };
 }
@@ -76,12 +76,21 @@ interface WellFormed {
  * AddedVocabulary does, and the rest encoded by a copy with no normalizer.
  * Cost: a second library tokenizer (its vocab and merges maps) per JS backend.
  */
-function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, whole: HfTokenizer): (text: string) => number[] {
+function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, whole: HfTokenizer): (text: string, splitSpecial?: boolean) => number[] {
   const json = init.tokenizerJson;
   const added = json.added_tokens ?? [];
   const ownNfc = isNfcNormalizer(json.normalizer);
   const plain = (text: string): number[] => whole.encode(text, { add_special_tokens: false }).ids;
-  if (!ownNfc && (added.length === 0 || (added.some((t) => t.normalized) && !isIdentityNormalizer(json.normalizer)))) return plain;
+  if (!ownNfc && added.length === 0) return plain;
+  if (!ownNfc && added.some((t) => t.normalized) && !isIdentityNormalizer(json.normalizer)) {
+    return (text, splitSpecial = false) => {
+      // The library matches every added token itself here; it has no encode_special_tokens.
+      if (splitSpecial && added.some((t) => t.special)) {
+        throw new PromptencError('E_ARGUMENT', 'splitSpecialTokens needs the native backend for this tokenizer (normalized added tokens under its normalizer)');
+      }
+      return plain(text);
+    };
+  }
   const scanner = new AddedTokenScanner(json);
   const gaps = new (tokenizerClass())({ ...libraryJson, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
   const encodeGap = (text: string, out: number[]): void => {
@@ -89,27 +98,30 @@ function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, who
   };
   const normalizedTokens = ownNfc ? added.filter((t) => t.normalized).map((t) => ({ ...t, content: nfc(t.content) })) : [];
   const inner = normalizedTokens.length > 0 ? new AddedTokenScanner({ ...json, normalizer: null, added_tokens: normalizedTokens }) : undefined;
-  const split = (text: string, tokens: AddedTokenScanner, out: number[], gap: (text: string, out: number[]) => void): void => {
+  const split = (text: string, tokens: AddedTokenScanner, out: number[], gap: (text: string, out: number[]) => void, splitSpecial: boolean): void => {
     let at = 0;
-    for (const m of tokens.scan(text)) {
+    for (const m of tokens.scan(text, splitSpecial)) {
       if (m.start > at) gap(text.slice(at, m.start), out);
       out.push(m.id);
       at = Math.max(at, m.end);
     }
     if (at < text.length) gap(text.slice(at), out);
   };
-  const gap = !ownNfc
-    ? encodeGap
-    : (text: string, out: number[]): void => {
-        const normalized = nfc(text);
-        if (inner) split(normalized, inner, out, encodeGap);
-        else encodeGap(normalized, out);
-      };
-  return (input: string): number[] => {
+  const gapOf = (splitSpecial: boolean) =>
+    !ownNfc
+      ? encodeGap
+      : (text: string, out: number[]): void => {
+          const normalized = nfc(text);
+          if (inner) split(normalized, inner, out, encodeGap, splitSpecial);
+          else encodeGap(normalized, out);
+        };
+  const gap = gapOf(false);
+  const gapSplitSpecial = gapOf(true);
+  return (input: string, splitSpecial = false): number[] => {
     // Same length: offsets are unchanged.
     const text = (input as unknown as WellFormed).isWellFormed() ? input : (input as unknown as WellFormed).toWellFormed();
     const out: number[] = [];
-    split(text, scanner, out, gap);
+    split(text, scanner, out, splitSpecial ? gapSplitSpecial : gap, splitSpecial);
     return out;
   };
 }

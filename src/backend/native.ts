@@ -49,7 +49,7 @@ const ABI_VERSION = 2;
  * comes back; a longer result comes back as a new array.
  */
 interface NativeEncoder {
-  encode(text: string): number | Uint32Array;
+  encode(text: string, splitSpecialTokens?: boolean): number | Uint32Array;
   /** encode that also fills sharedMarks() with [count, (start, end, after) per added token] */
   encodeMarked(text: string): number | Uint32Array;
   sharedIds(): Uint32Array;
@@ -471,9 +471,9 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
   return {
     kind: 'native',
     vocabulary,
-    encode(text: string): Uint32Array {
+    encode(text: string, splitSpecialTokens = false): Uint32Array {
       try {
-        return idsOf(core.encode(text));
+        return idsOf(splitSpecialTokens ? core.encode(text, true) : core.encode(text));
       } catch (err) {
         throw nativeError(err);
       }

@@ -44,8 +44,9 @@ export interface Backend {
    * Added-token split, normalizer, pre-tokenizer and model, exactly as HF
    * `encode(text, add_special_tokens=False)`. No post-processor: BOS/EOS are
    * added by PromptTokenizer so that both backends share one policy.
+   * splitSpecialTokens: special added tokens are read as text (HF's `encode_special_tokens`).
    */
-  encode(text: string): Uint32Array;
+  encode(text: string, splitSpecialTokens?: boolean): Uint32Array;
   /** Always equals encode(text).length; a backend may avoid building the array. */
   count(text: string): number;
   /**

@@ -7,6 +7,7 @@ interface EncodeFlags extends ModelFlags {
   text?: string;
   file?: string;
   specialTokens: boolean;
+  splitSpecialTokens?: boolean;
   format: 'json' | 'ids' | 'count' | 'pretty';
   jsonl?: string;
   threads?: string;
@@ -28,7 +29,7 @@ export async function runEncode(flags: EncodeFlags): Promise<void> {
   }
   const tok = await loadFromFlags(flags);
   const text = flags.text ?? (flags.file !== undefined ? await readTextFile(flags.file, '--file') : await readStdin());
-  const opts = { addSpecialTokens: flags.specialTokens };
+  const opts = { addSpecialTokens: flags.specialTokens, splitSpecialTokens: flags.splitSpecialTokens === true };
   switch (flags.format) {
     case 'count':
       writeOut(String(tok.count(text, opts)));
@@ -51,6 +52,7 @@ function textOptions(cmd: Command): Command {
     .option('--text <str>', 'the text to encode')
     .option('--file <path>', 'read the text from a file (default: stdin)')
     .option('--no-special-tokens', 'do not add BOS/EOS (as tokenizer(text, add_special_tokens=False))')
+    .option('--split-special-tokens', "read special-token text in the input as text (transformers' split_special_tokens=True)")
     .option('--jsonl <file>', 'JSONL records in ("-" for stdin), one {"ids","count"} line out per record, on worker threads')
     .option('--threads <n>', 'worker threads for --jsonl (default: cores - 1, at least 1)');
 }

@@ -6,7 +6,6 @@
  * client's base URL); /apply-template and a /tokenize body with `content` also answer at the root.
  */
 import { isUtf8 } from 'node:buffer';
-import { PromptencError } from '../errors.js';
 import { toIdArray } from '../options.js';
 import { CHAT_PROPERTIES, chatOptions, cutAfterFinalMessage, type ChatFields } from './chat.js';
 import { idList, objectSchema, TOKEN_IDS, type Endpoint, type HandlerContext, type Outcome } from './endpoint.js';
@@ -26,11 +25,10 @@ const decoder = new TextDecoder('utf-8');
 
 export async function llamaTokenize(ctx: HandlerContext, body: any): Promise<Outcome> {
   const model = ctx.models.resolve(body.model);
-  if (body.parse_special === false) {
-    // Would need an encode that keeps special-token text as plain text, which the library lacks.
-    throw new PromptencError('E_ARGUMENT', 'parse_special: false is not supported; special-token text is always parsed into special tokens');
-  }
-  const ids = model.tok.encode(body.content, { addSpecialTokens: body.add_special === true });
+  // parse_special: false leaves control-token text as text and still matches user-defined
+  // tokens (llama-vocab.cpp tokenizer_st_partition skips CONTROL and UNKNOWN attributes only):
+  // HF's special vs non-special added tokens, which is splitSpecialTokens.
+  const ids = model.tok.encode(body.content, { addSpecialTokens: body.add_special === true, splitSpecialTokens: body.parse_special === false });
   let tokens: unknown[];
   if (body.with_pieces === true) {
     const strings = await model.tokenStrings();
