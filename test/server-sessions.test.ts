@@ -122,3 +122,51 @@ describe('session eviction and idle timeout are misses with the same ids', () =>
     }
   });
 });
+
+describe('a conversation resent whole without session_id is recognized by its prefix', () => {
+  for (const threads of ['0', '1']) {
+    it(`--threads ${threads}: every turn equals a full encodeChat, and later turns reuse ids`, async () => {
+      // --inline-max 1 sends every body to a thread when there is one (the routing by the body's opening).
+      const server = await startServer(['--model', 'qwen3', '--threads', threads, '--inline-max', '1']);
+      try {
+        const convo = turns(11, 12);
+        for (const [t, messages] of convo.entries()) {
+          const r = await server.post('/tokenize', { model: 'qwen3', messages }, { 'x-request-id': `prefix-${threads}-${t}` });
+          expect(r.status).toBe(200);
+          expect(r.body.tokens, `turn ${t}`).toEqual(Array.from(qwen.encodeChat(messages)));
+          expect(r.body).not.toHaveProperty('reused_tokens');
+        }
+        // Options are part of the key: the same messages with other kwargs reuse nothing and still agree.
+        const last = convo.at(-1)!;
+        const other = await server.post(
+          '/tokenize',
+          { model: 'qwen3', messages: last, chat_template_kwargs: { enable_thinking: false } },
+          { 'x-request-id': `prefix-${threads}-kw` },
+        );
+        expect(other.body.tokens).toEqual(Array.from(qwen.encodeChat(last, { kwargs: { enable_thinking: false } })));
+        await new Promise((r) => setTimeout(r, 100));
+        const reused = (id: string) => server.logs().find((l) => l.req === id)?.reused as number | undefined;
+        expect(reused(`prefix-${threads}-0`)).toBe(0);
+        for (let t = 1; t < convo.length; t++) expect(reused(`prefix-${threads}-${t}`), `turn ${t}`).toBeGreaterThan(0);
+        expect(reused(`prefix-${threads}-kw`)).toBe(0);
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    });
+  }
+
+  it('--no-prefix-cache: nothing is reused without a session_id', async () => {
+    const server = await startServer(['--model', 'qwen3', '--threads', '0', '--no-prefix-cache']);
+    try {
+      const convo = turns(12, 3);
+      for (const [t, messages] of convo.entries()) {
+        const r = await server.post('/tokenize', { model: 'qwen3', messages }, { 'x-request-id': `noprefix-${t}` });
+        expect(r.body.tokens).toEqual(Array.from(qwen.encodeChat(messages)));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      for (let t = 0; t < 3; t++) expect(server.logs().find((l) => l.req === `noprefix-${t}`)).not.toHaveProperty('reused');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});

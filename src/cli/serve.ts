@@ -19,6 +19,7 @@ interface ServeFlags {
   sessions: string;
   sessionMemory: string;
   sessionIdle: string;
+  prefixCache?: boolean;
   jobTimeout: string;
   threadMemory: string;
 }
@@ -51,6 +52,7 @@ async function serverOptions(flags: ServeFlags): Promise<ServerOptions> {
       maxSessions: parseCount(flags.sessions, '--sessions', 0, 1_000_000),
       maxBytes: parseSize(flags.sessionMemory, '--session-memory'),
       idleMs: parseCount(flags.sessionIdle, '--session-idle', 1, 86_400 * 30) * 1000,
+      prefixCache: flags.prefixCache !== false,
     },
     limits: {
       jobTimeoutMs: parseCount(flags.jobTimeout, '--job-timeout', 1, 86_400) * 1000,
@@ -135,7 +137,8 @@ export function serveCommand(): Command {
     .option('--inline-max <size>', 'bodies up to this size are handled on the event loop, larger ones on worker threads', '16kb')
     .option('--workers <n>', 'processes sharing the port (node:cluster)', '1')
     .option('--threads <n>', 'worker threads per process for large bodies and sessions (0: none; default: cores - 1, at least 1)')
-    .option('--sessions <n>', 'most conversations kept for session_id', '1024')
+    .option('--sessions <n>', 'most conversations kept for session_id (and recognized prefixes)', '1024')
+    .option('--no-prefix-cache', 'keep only conversations sent with a session_id, not those recognized by their messages')
     .option('--session-memory <size>', 'memory budget of the kept conversations (estimated)', '512mb')
     .option('--session-idle <seconds>', 'drop a conversation unused this long', '600')
     .option('--job-timeout <seconds>', 'stop a request running longer than this on a worker thread (400 E_LIMIT)', '30')

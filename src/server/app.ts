@@ -65,6 +65,18 @@ function peekSessionId(bytes: Uint8Array): string | undefined {
   return tail?.[1];
 }
 
+/**
+ * Where a large body without a session_id goes: by its first 4 KB, so that a conversation resent
+ * whole with one more turn meets the thread that kept it (prefix recognition). Conversations that
+ * share a longer opening (one long system prompt) then share a thread; a session_id spreads them.
+ */
+function routeKey(bytes: Uint8Array): string {
+  const id = peekSessionId(bytes);
+  if (id !== undefined) return id;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return `\u0001${buf.toString('latin1', 0, Math.min(PEEK_BYTES, buf.length))}`;
+}
+
 /** A body the thread may own: a Uint8Array alone on its ArrayBuffer (socket chunks may share one). */
 function ownBytes(buf: Buffer): Uint8Array {
   if (buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength) return new Uint8Array(buf.buffer, 0, buf.byteLength);
@@ -136,7 +148,7 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
     const body = req.body;
     if (pool && body instanceof RawBody) {
       const raw = body.bytes;
-      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, raw }, peekSessionId(raw)));
+      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, raw }, routeKey(raw)));
     }
     const { session_id: sessionId, chat_template: template } = (body ?? {}) as { session_id?: unknown; chat_template?: unknown };
     // A request's own template may not end: it runs on a thread, under the job time limit.

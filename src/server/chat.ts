@@ -87,20 +87,22 @@ export function chatOptions(model: ServedModel, f: ChatFields): ChatOptions {
 export interface ChatEncoding {
   ids: Uint32Array;
   prompt: string;
-  /** With a session_id: how many leading ids were the previous request's (0 on a miss). */
+  /** How many leading ids were kept from an earlier request (session_id or a recognized prefix; 0 on a miss). */
   reused?: number;
 }
 
 /**
  * The ids of a chat request: `encode(render(messages), add_special_tokens)`, as vLLM tokenizes
  * a chat prompt. With a session_id (and no options that a session does not cover) the
- * conversation is encoded incrementally from that session's previous request; a miss is a full
- * encode, so the ids never depend on which process holds the session.
+ * conversation is encoded incrementally from that session's previous request; without one, from
+ * a kept conversation whose messages begin this request's. A miss is a full encode, so the ids
+ * never depend on which process holds the session.
  */
 export function encodeChat(model: ServedModel, f: ChatFields, sessions: SessionStore | undefined): ChatEncoding {
   const opts = chatOptions(model, f);
-  const incremental = f.session_id !== undefined && sessions !== undefined && f.continue_final_message !== true && f.add_special_tokens !== true;
-  if (incremental) return sessions!.encodeChat(model, f.session_id!, f.messages, opts);
+  const sessionable = sessions !== undefined && f.continue_final_message !== true && f.add_special_tokens !== true;
+  if (sessionable && f.session_id !== undefined) return sessions.encodeChat(model, f.session_id, f.messages, opts);
+  if (sessionable && f.session_id === undefined && sessions.prefixCache) return sessions.encodeChatByPrefix(model, f.messages, opts);
   let prompt = model.tok.renderChat(f.messages, opts);
   if (f.continue_final_message === true) prompt = cutAfterFinalMessage(prompt, f.messages);
   const ids = model.tok.encode(prompt, { addSpecialTokens: f.add_special_tokens === true });

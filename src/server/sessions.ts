@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChatOptions } from '../options.js';
 import type { PromptSession } from '../prompt-session.js';
 import type { ChatMessage } from '../template/messages.js';
@@ -11,6 +12,8 @@ export interface SessionLimits {
   maxBytes: number;
   /** A session unused this long is dropped. */
   idleMs: number;
+  /** Also keep conversations sent without a session_id, found again by their messages. Default true. */
+  prefixCache?: boolean;
 }
 
 interface Entry {
@@ -37,6 +40,28 @@ export interface SessionStats {
   hits: number;
   misses: number;
   evictions: number;
+  /** Requests without a session_id whose leading messages matched a kept conversation. */
+  prefixHits: number;
+  prefixMisses: number;
+}
+
+/**
+ * Keys of every leading run of messages: keys[k] names (model, options, messages[0, k)), a
+ * SHA-256 chain over each message's JSON, so finding the longest kept prefix costs one
+ * serialization of the request and a map lookup per message. A collision could only make a
+ * session render from the wrong memo, which it checks anyway: ids never depend on a key.
+ */
+function prefixKeys(modelId: string, messages: readonly ChatMessage[], opts: ChatOptions): string[] {
+  let h = createHash('sha256').update(modelId).update('\u0000').update(JSON.stringify(opts)).digest('base64');
+  const keys = [''];
+  for (const m of messages) {
+    h = createHash('sha256')
+      .update(h)
+      .update(JSON.stringify(m) ?? 'undefined')
+      .digest('base64');
+    keys.push(`\u0001${h}`);
+  }
+  return keys;
 }
 
 /**
@@ -48,7 +73,7 @@ export interface SessionStats {
 export class SessionStore {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
-  private readonly counters = { hits: 0, misses: 0, evictions: 0 };
+  private readonly counters = { hits: 0, misses: 0, evictions: 0, prefixHits: 0, prefixMisses: 0 };
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -59,20 +84,45 @@ export class SessionStore {
     this.sweeper.unref();
   }
 
+  get prefixCache(): boolean {
+    return this.limits.prefixCache !== false && this.limits.maxSessions > 0;
+  }
+
   encodeChat(model: ServedModel, sessionId: string, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
     const key = `${model.spec.id}\u0000${sessionId}`;
-    let entry = this.entries.get(key);
-    if (entry && this.now() - entry.lastUsed > this.limits.idleMs) {
-      this.remove(key, entry);
-      entry = undefined;
-    }
-    const hit = entry !== undefined;
-    if (entry) {
-      this.entries.delete(key); // re-inserted below: Map order is the LRU order
-      this.bytes -= entry.bytes;
-    } else {
-      entry = { model, session: model.tok.createSession(), ids: new Uint32Array(0), bytes: 0, lastUsed: 0 };
-    }
+    const entry = this.take(key);
+    const enc = this.encodeWith(model, key, entry, messages, opts);
+    if (entry) this.counters.hits++;
+    else this.counters.misses++;
+    return enc;
+  }
+
+  /**
+   * A request without a session_id: encoded from the kept conversation whose messages are the
+   * longest prefix of these (with the same model and options), then kept under all of them. What
+   * a client that resends its whole history gets from vLLM's prefix cache, for the tokenizer.
+   */
+  encodeChatByPrefix(model: ServedModel, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+    const keys = prefixKeys(model.spec.id, messages, opts);
+    let entry: Entry | undefined;
+    for (let k = messages.length; k >= 1 && !entry; k--) entry = this.take(keys[k]!);
+    const enc = this.encodeWith(model, keys[messages.length]!, entry, messages, opts);
+    if (entry) this.counters.prefixHits++;
+    else this.counters.prefixMisses++;
+    return enc;
+  }
+
+  /** The live entry under key, taken out of the map (encodeWith puts it back), or undefined. */
+  private take(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.remove(key, entry); // re-inserted by encodeWith: Map order is the LRU order
+    return this.now() - entry.lastUsed > this.limits.idleMs ? undefined : entry;
+  }
+
+  private encodeWith(model: ServedModel, key: string, found: Entry | undefined, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+    const hit = found !== undefined;
+    const entry = found ?? { model, session: model.tok.createSession(), ids: new Uint32Array(0), bytes: 0, lastUsed: 0 };
     // A call that throws may leave the session half-updated; being a cache, it then stays out
     // of the map (it was taken out above) and the next request starts afresh.
     const rendered = entry.session.renderIncremental(messages, opts);
@@ -85,8 +135,6 @@ export class SessionStore {
     entry.bytes = estimateBytes(ids.length, rendered.text.length);
     this.entries.set(key, entry);
     this.bytes += entry.bytes;
-    if (hit) this.counters.hits++;
-    else this.counters.misses++;
     this.evict(key);
     return { ids, prompt: rendered.text, reused: hit ? delta.reused : 0 };
   }
