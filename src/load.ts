@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PromptencError, describeValue } from './errors.js';
 import type { AddedTokenSpec, TokenizerJson } from './tokenizer-json.js';
+import { FROM_RANK_FILE, hasRankFileModel, readRankFileDirectory, readTiktokenFile } from './tiktoken-ranks.js';
 
 const require = createRequire(import.meta.url);
 
@@ -278,6 +279,7 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
  * added with the next id 151669 gets 256.
  */
 export function checkAddedTokenIds(json: TokenizerJson, vocab: { readonly size: number; idOf(token: string): number | undefined }, file: string): void {
+  if (FROM_RANK_FILE.has(json)) return; // tiktoken ids are kept as the rank file and its encoding give them
   const vocabCount = vocab.size;
   let max = -1;
   const seen = new Map<string, number>();
@@ -313,9 +315,12 @@ export function checkAddedTokenIds(json: TokenizerJson, vocab: { readonly size: 
  * path, or a bundled name. Everything is parsed and validated before anything is built.
  * `scan` (the native backend's scanner, passed when that backend may be used) reads model.vocab / model.merges from the bytes instead of JSON.parse.
  */
-export async function readTokenizerFiles(source: string, opts: { scan?: ModelScanner } = {}): Promise<TokenizerFiles> {
+export async function readTokenizerFiles(source: string, opts: { scan?: ModelScanner; encoding?: string } = {}): Promise<TokenizerFiles> {
   if (typeof source !== 'string' || source === '') {
     throw new PromptencError('E_ARGUMENT', `source: expected a model directory, a tokenizer.json path or a bundled name, received ${describeValue(source)}`);
+  }
+  if (opts.encoding !== undefined && !(await isFile(source))) {
+    throw new PromptencError('E_ARGUMENT', `options.encoding names the encoding of a tiktoken rank file, but ${source} is not a file`);
   }
   let tokenizerPath: string;
   let dir: string;
@@ -323,8 +328,15 @@ export async function readTokenizerFiles(source: string, opts: { scan?: ModelSca
     dir = path.resolve(source);
     tokenizerPath = path.join(dir, 'tokenizer.json');
     if (!(await isFile(tokenizerPath))) {
+      // GLM-4's layout: tokenizer.model is a tiktoken rank file (see ./tiktoken-ranks.ts).
+      if (await hasRankFileModel(dir)) {
+        const { tokenizerConfig, chatTemplate } = await readConfigAndTemplate(dir);
+        return { ...(await readRankFileDirectory(dir, source, tokenizerConfig)), chatTemplate };
+      }
       throw new PromptencError('E_TOKENIZER_NOT_FOUND', `directory ${dir} has no tokenizer.json`);
     }
+  } else if ((await isFile(source)) && (opts.encoding !== undefined || source.endsWith('.tiktoken'))) {
+    return readTiktokenFile(source, opts.encoding);
   } else if (await isFile(source)) {
     tokenizerPath = path.resolve(source);
     dir = path.dirname(tokenizerPath);
@@ -341,7 +353,12 @@ export async function readTokenizerFiles(source: string, opts: { scan?: ModelSca
   const bytes = await readBytes(tokenizerPath, 'tokenizer.json', true);
   const fast = opts.scan ? readWithPrescan(bytes, tokenizerPath, opts.scan) : undefined;
   const tokenizerJson = fast?.json ?? validateTokenizerJson(parseJson(bytes.toString('utf8'), tokenizerPath, 'tokenizer.json'), tokenizerPath);
-  // tokenizer_config.json only counts when it sits beside the tokenizer.json, as in a HF model directory.
+  const { tokenizerConfig, chatTemplate } = await readConfigAndTemplate(dir);
+  return { source, tokenizerPath, tokenizerJson, ...(fast ? { prescanned: fast.prescanned } : {}), tokenizerConfig, chatTemplate };
+}
+
+/** tokenizer_config.json (only beside the tokenizer, as in a HF model directory) and the chat template. */
+async function readConfigAndTemplate(dir: string): Promise<Pick<TokenizerFiles, 'tokenizerConfig' | 'chatTemplate'>> {
   const configPath = path.join(dir, 'tokenizer_config.json');
   let tokenizerConfig: Record<string, unknown> = {};
   if (await isFile(configPath)) {
@@ -356,5 +373,5 @@ export async function readTokenizerFiles(source: string, opts: { scan?: ModelSca
   } else if (typeof tokenizerConfig.chat_template === 'string' || Array.isArray(tokenizerConfig.chat_template)) {
     chatTemplate = tokenizerConfig.chat_template as TokenizerFiles['chatTemplate'];
   }
-  return { source, tokenizerPath, tokenizerJson, ...(fast ? { prescanned: fast.prescanned } : {}), tokenizerConfig, chatTemplate };
+  return { tokenizerConfig, chatTemplate };
 }

@@ -12,6 +12,8 @@ export interface LoadOptions {
   backend?: BackendChoice;
   /** Cache the IDs of text chunks between added tokens, bounded in bytes (LRU). Off by default. */
   segmentCache?: { maxBytes: number };
+  /** The tiktoken encoding of a `.tiktoken` rank file (`o200k_base`, `cl100k_base`, ...); default: from the file name. */
+  encoding?: string;
 }
 
 export interface EncodeOptions {

@@ -340,7 +340,7 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   checkOptions(opts, 'options');
   const choice = opts.backend ?? 'auto';
   checkBackendChoice(choice);
-  const files = await readTokenizerFiles(source, { scan: await modelScanner(choice) });
+  const files = await readTokenizerFiles(source, { scan: await modelScanner(choice), ...(opts.encoding !== undefined && { encoding: opts.encoding }) });
   const backend = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
   if (backend.vocabulary) checkAddedTokenIds(files.tokenizerJson, backend.vocabulary, files.tokenizerPath);
   const tok = new PromptTokenizer(backend, files);
