@@ -11,12 +11,15 @@ export interface ModelFlags {
   model?: string;
   tokenizer?: string;
   backend?: BackendChoice;
+  /** the tiktoken encoding of a .tiktoken rank file given as --tokenizer */
+  encoding?: string;
 }
 
 export function addModelOptions(cmd: Command): Command {
   return cmd
     .option('--model <name>', 'a bundled model (deepseek-v3, qwen3, llama3, gpt-4o, gpt-oss) or a model directory')
     .option('--tokenizer <path>', 'a tokenizer.json file or a Hugging Face model directory')
+    .option('--encoding <name>', 'with --tokenizer FILE.tiktoken: its tiktoken encoding (o200k_base, cl100k_base, p50k_base, p50k_edit, r50k_base)')
     .addOption(new Option('--backend <kind>', 'encoder backend').choices(['auto', 'native', 'js']).default('auto'));
 }
 
@@ -29,7 +32,7 @@ export function sourceFromFlags(flags: ModelFlags): string {
 }
 
 export async function loadFromFlags(flags: ModelFlags): Promise<PromptTokenizer> {
-  return loadTokenizer(sourceFromFlags(flags), { backend: flags.backend ?? 'auto' });
+  return loadTokenizer(sourceFromFlags(flags), { backend: flags.backend ?? 'auto', ...(flags.encoding !== undefined && { encoding: flags.encoding }) });
 }
 
 export async function readTextFile(path: string, what: string): Promise<string> {
