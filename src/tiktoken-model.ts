@@ -244,12 +244,6 @@ export interface TiktokenModelSpec {
   prefix?: readonly string[];
 }
 
-/** The GPT-2 ByteLevel string of bytes[start, end) (flat: built from one array of code units). */
-function byteLevelString(bytes: Uint8Array, start: number, end: number, codes: number[]): string {
-  codes.length = end - start;
-  for (let k = start; k < end; k++) codes[k - start] = BYTE_LEVEL_CODES[bytes[k]!]!;
-  return String.fromCharCode.apply(null, codes);
-}
 const BYTE_LEVEL_CODES = BYTE_LEVEL_CHARS.map((c) => c.charCodeAt(0));
 
 /** Define vocab[key] as an own data property ("__proto__" is a possible token string). */
@@ -268,17 +262,29 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
     if (typeof t === 'number') bad(file, `line ${t + 1}: its token repeats the token of an earlier line`);
     table = t;
   }
-  const order = Uint32Array.from({ length: n }, (_, i) => i).sort((a, b) => ranks[a]! - ranks[b]!);
+  // Rank order (files are written in it; sort only when one is not).
+  const order = Uint32Array.from({ length: n }, (_, i) => i);
+  for (let i = 1; i < n; i++) {
+    if (ranks[i]! < ranks[i - 1]!) {
+      order.sort((a, b) => ranks[a]! - ranks[b]!);
+      break;
+    }
+  }
+  // One ByteLevel string of all tokens (one UTF-16 decode), then a slice per token: a ByteLevel
+  // string has one UTF-16 unit per byte, so byte offsets are string offsets.
+  const units = new Uint16Array(bytes.length);
+  for (let k = 0; k < bytes.length; k++) units[k] = BYTE_LEVEL_CODES[bytes[k]!]!;
+  const all = Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
   const strings: string[] = new Array(n);
   const vocab: Record<string, number> = {};
-  const codes: number[] = [];
   for (const i of order) {
-    const s = byteLevelString(bytes, offsets[i]!, offsets[i + 1]!, codes);
+    const s = all.slice(offsets[i]!, offsets[i + 1]!);
     strings[i] = s;
     setKey(vocab, s, ranks[i]!);
   }
   const merges: string[] = [];
-  const local: Array<{ l: number; r: number }> = [];
+  let pairL = new Int32Array(64);
+  let pairR = new Int32Array(64);
   let prefix = new Int32Array(64);
   let power = new Int32Array(64);
   for (const i of order) {
@@ -288,6 +294,8 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
     if (prefix.length <= len) {
       prefix = new Int32Array(len * 2);
       power = new Int32Array(len * 2);
+      pairL = new Int32Array(len * 2);
+      pairR = new Int32Array(len * 2);
     }
     // prefix[k] = hash of the first k bytes; power[k] = BASE^k (mod 2^32).
     power[0] = 1;
@@ -295,18 +303,25 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
       prefix[k + 1] = (Math.imul(prefix[k]!, HASH_BASE) + bytes[s + k]! + 1) | 0;
       power[k + 1] = Math.imul(power[k]!, HASH_BASE);
     }
-    local.length = 0;
+    let found = 0;
     for (let k = 1; k < len; k++) {
       const l = table.find(prefix[k]!, bytes, s, s + k);
       if (l < 0) continue;
       const hr = (prefix[len]! - Math.imul(prefix[k]!, power[len - k]!)) | 0;
       const r = table.find(hr, bytes, s + k, s + len);
       if (r < 0) continue;
-      local.push({ l, r });
+      // Insertion by (rank of the left half, rank of the right half): a token has few splits.
+      let at = found++;
+      while (at > 0 && (ranks[pairL[at - 1]!]! > ranks[l]! || (ranks[pairL[at - 1]!]! === ranks[l]! && ranks[pairR[at - 1]!]! > ranks[r]!))) {
+        pairL[at] = pairL[at - 1]!;
+        pairR[at] = pairR[at - 1]!;
+        at--;
+      }
+      pairL[at] = l;
+      pairR[at] = r;
     }
-    if (local.length > 1) local.sort((a, b) => ranks[a.l]! - ranks[b.l]! || ranks[a.r]! - ranks[b.r]!);
     // ByteLevel strings hold no ASCII space (byte 0x20 is "Ġ"), so "a b" is unambiguous.
-    for (const x of local) merges.push(`${strings[x.l]} ${strings[x.r]}`);
+    for (let k = 0; k < found; k++) merges.push(`${strings[pairL[k]!]} ${strings[pairR[k]!]}`);
   }
   const taken = new Set<number>(parsed.ranks);
   const added: AddedTokenSpec[] = spec.added.map((t) => {
