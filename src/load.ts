@@ -337,6 +337,9 @@ export async function readTokenizerFiles(source: string, opts: { scan?: ModelSca
     }
   } else if ((await isFile(source)) && (opts.encoding !== undefined || source.endsWith('.tiktoken'))) {
     return readTiktokenFile(source, opts.encoding);
+  } else if (path.basename(source) === 'tokenizer.model' && (await hasRankFileModel(path.dirname(source)))) {
+    // A rank-file tokenizer.model stands for its directory (its config and template are there).
+    return readTokenizerFiles(path.dirname(source), opts);
   } else if (await isFile(source)) {
     tokenizerPath = path.resolve(source);
     dir = path.dirname(tokenizerPath);

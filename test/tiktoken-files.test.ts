@@ -181,6 +181,8 @@ describe('loading rank files', () => {
     );
     const tok = await loadTokenizer(dir);
     expect(Array.from(tok.encode('abab'))).toEqual([257, 258, 256, 256]);
+    // The rank-file tokenizer.model itself stands for its directory.
+    expect(Array.from((await loadTokenizer(path.join(dir, 'tokenizer.model'))).encode('ab[gMASK]'))).toEqual([257, 258, 256, 257]);
   });
 
   it('the CLI takes --encoding', async () => {
