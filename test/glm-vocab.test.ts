@@ -10,6 +10,9 @@
  *     ChatGLM4Tokenizer's pat_str and the added tokens of tokenizer_config.json as specials:
  *     encode(text, "all") is what transformers' slow tokenizer gives (added tokens split out
  *     first, the gaps through tiktoken);
+ *   - chatglm.cpp's GLM-4 tests (li-plus/chatglm.cpp chatglm_test.cpp at 61f6e880, `Pipeline,
+ *     ChatGLM4`): encode_ordinary of two texts, encode("你好"), and apply_chat_template of two
+ *     conversations (copied below as CHATGLM_CPP);
  *   - the Rust `tokenizers` package on the converted tokenizer.json (it must agree too);
  *   - Python Jinja2 (transformers' settings) for the chat template's text.
  */
@@ -36,6 +39,32 @@ const VECTORS: { cases: Array<{ text: string; ids: number[] }> } = JSON.parse(
   readFileSync(new URL('./fixtures/glm4-llamacpp-vectors.json', import.meta.url), 'utf8'),
 );
 const CORPUS: Array<{ name: string; text: string }> = JSON.parse(readFileSync(new URL('./fixtures/corpus/cases.json', import.meta.url), 'utf8'));
+
+/** chatglm.cpp chatglm_test.cpp (li-plus/chatglm.cpp at 61f6e880), TEST(Pipeline, ChatGLM4), copied verbatim. */
+const CHATGLM_CPP = {
+  code: {
+    text: "\n```c++\n#include <iostream>\n\nint main() {\n    printf(\"hello world\\n\");    // say hello\n}\n```\n\n```python\nif __name__ == '__main__':\n    print('hello world')        # say hello\n```\n",
+    ids: [
+      198, 73022, 66, 22879, 1067, 366, 9661, 1339, 396, 1887, 368, 341, 262, 4100, 445, 14978, 1879, 1699, 5038, 262, 442, 1977, 23745, 198, 532, 13865, 19288,
+      73022, 12663, 198, 333, 1304, 606, 563, 621, 12106, 3817, 16165, 262, 1173, 492, 14978, 1879, 863, 286, 671, 1977, 23745, 198, 13865, 3989,
+    ],
+  },
+  hello: { text: '你好', ids: [151331, 151333, 109377] },
+  chats: [
+    { messages: [{ role: 'user', content: '你好' }], ids: [151331, 151333, 151336, 198, 109377, 151337] },
+    {
+      messages: [
+        { role: 'user', content: '你好' },
+        { role: 'assistant', content: '你好👋！很高兴见到你，有什么可以帮助你的吗？' },
+        { role: 'user', content: '晚上睡不着应该怎么办' },
+      ],
+      ids: [
+        151331, 151333, 151336, 198, 109377, 151337, 198, 109377, 9281, 239, 233, 6313, 118295, 103810, 98406, 3837, 101665, 110368, 99444, 99212, 11314,
+        151336, 198, 101160, 120410, 99379, 103298, 151337,
+      ],
+    },
+  ],
+};
 
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -149,6 +178,14 @@ describe.skipIf(!GLM_DIR)('GLM-4 real vocabulary (../shared/models/glm-4)', () =
     for (const tok of toks.values()) {
       expect(Array.from(tok.encode('晚上睡不着应该怎么办'))).toEqual([151331, 151333, 101160, 120410, 99379, 103298]);
       expect(Array.from(tok.encode('晚上睡不着应该怎么办', { addSpecialTokens: false }))).toEqual([101160, 120410, 99379, 103298]);
+    }
+  });
+
+  it("reproduces chatglm.cpp's GLM-4 vectors (encode, and apply_chat_template with the model's own template)", () => {
+    for (const tok of toks.values()) {
+      expect(Array.from(tok.encode(CHATGLM_CPP.code.text, { addSpecialTokens: false }))).toEqual(CHATGLM_CPP.code.ids);
+      expect(Array.from(tok.encode(CHATGLM_CPP.hello.text))).toEqual(CHATGLM_CPP.hello.ids);
+      for (const c of CHATGLM_CPP.chats) expect(Array.from(tok.encodeChat(c.messages, { addGenerationPrompt: true }))).toEqual(c.ids);
     }
   });
 
