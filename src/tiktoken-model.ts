@@ -29,8 +29,8 @@ export const TIKTOKEN_LIMITS = {
   maxRanks: 1 << 22,
   /** Bytes in one token (token byte lengths are kept as 16-bit numbers downstream). */
   maxTokenBytes: 4096,
-  /** tokenizer.json ids are non-negative 31-bit integers. */
-  maxRank: 0x7fffffff,
+  /** The largest rank (= id): both backends keep tables indexed by id, so ids stay below 2^22 as for a tokenizer.json. */
+  maxRank: 2 ** 22 - 1,
 } as const;
 
 /**
@@ -325,6 +325,8 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
   }
   const taken = new Set<number>(parsed.ranks);
   const added: AddedTokenSpec[] = spec.added.map((t) => {
+    if (!Number.isInteger(t.id) || t.id < 0 || t.id > TIKTOKEN_LIMITS.maxRank)
+      bad(file, `special token ${JSON.stringify(t.content)}: id ${t.id} is not an integer from 0 to ${TIKTOKEN_LIMITS.maxRank}`);
     if (taken.has(t.id)) bad(file, `special token ${JSON.stringify(t.content)} has id ${t.id}, which is already the rank of a regular token`);
     taken.add(t.id);
     return {

@@ -158,6 +158,7 @@ describe('loading rank files', () => {
     expect(parseError(ranks(['YWI= 1']))).toMatch(/rank 1 repeats/);
     expect(parseError(ranks([`${b64('ab')} 300`, `${b64('ab')} 301`]))).toMatch(/line 258: its token repeats/);
     expect(parseError(ranks([`${b64('ab')} 99999999999`]))).toMatch(/line 257/);
+    expect(parseError(ranks([`${b64('ab')} 4194304`]))).toMatch(/line 257: rank 4194304 is above 4194303/);
     expect(parseError(ranks(['', `${b64('ab')} 300`]))).toMatch(/empty line/);
     expect(parseError(ranks().split('\n').slice(1).join('\n'))).toMatch(/single byte 0x00/);
     expect(parseError('')).toMatch(/empty/);
