@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, type PromptTokenizer } from '../src/index.js';
 import { readTokenizerFiles } from '../src/load.js';
+import { buildCorpus } from '../src/bench/corpus.js';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
 import { sharedPath } from './helpers/shared-files.js';
 
@@ -214,6 +215,22 @@ describe.skipIf(!GLM_DIR)('GLM-4 real vocabulary (../shared/models/glm-4)', () =
       for (const [b, tok] of toks) expect(Array.from(tok.encode(text, { addSpecialTokens: false })), `${b} ${JSON.stringify(text.slice(0, 60))}`).toEqual(want);
     }
   }, 120_000);
+
+  // The project's benchmark corpus (src/bench/corpus.ts: prose and code from node_modules,
+  // generated CJK and emoji text, chats rendered with GLM-4's template): 512 KiB here, the
+  // full 5 MiB with PROMPTENC_GLM_SOAK=1.
+  it('equals tiktoken on the seeded benchmark corpus', () => {
+    const corpus = buildCorpus({ sizeBytes: process.env.PROMPTENC_GLM_SOAK ? 5 * 1024 * 1024 : 512 * 1024, tokenizer: toks.values().next().value });
+    expect(corpus.documents.length).toBeGreaterThan(10);
+    for (const d of corpus.documents) {
+      const want = oracleIds(d.text);
+      for (const [b, tok] of toks) {
+        const got = tok.encode(d.text, { addSpecialTokens: false });
+        if (got.length !== want.length || got.some((x, i) => x !== want[i]))
+          expect(Array.from(got), `${b} ${d.kind} ${JSON.stringify(d.text.slice(0, 60))}`).toEqual(want);
+      }
+    }
+  }, 300_000);
 
   it('decode(encode(x)) is x, and decode equals tiktoken decode', () => {
     const dec = new TextDecoder();
