@@ -200,6 +200,14 @@ describe.skipIf(!GLM_DIR)('GLM-4 real vocabulary (../shared/models/glm-4)', () =
     }
   });
 
+  it("splitSpecialTokens reads added-token text as text: tiktoken's encode_ordinary", () => {
+    for (const tok of toks.values()) {
+      for (const text of ['[gMASK]<sop><|user|>\nhi<|assistant|>', 'x<|endoftext|>y', ...Object.keys(specials)]) {
+        expect(Array.from(tok.encode(text, { addSpecialTokens: false, splitSpecialTokens: true })), text).toEqual(Array.from(oracle.encode_ordinary(text)));
+      }
+    }
+  });
+
   it('equals tiktoken and the Rust tokenizers oracle on the corpus (281 cases)', async () => {
     for (const c of CORPUS) {
       const want = oracleIds(c.text);

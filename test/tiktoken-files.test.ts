@@ -91,6 +91,9 @@ for (const c of cases) {
         expect(tok.backend).toBe(b);
         for (const x of CORPUS) expect(Array.from(tok.encode(x.text)), `${b} ${x.name}`).toEqual(want(x.text));
         for (const t of [...REPETITIVE, ...WITH_SPECIALS]) expect(Array.from(tok.encode(t)), `${b} ${JSON.stringify(t.slice(0, 40))}`).toEqual(want(t));
+        // splitSpecialTokens: special-token text is text, as tiktoken's encode_ordinary.
+        for (const t of WITH_SPECIALS)
+          expect(Array.from(tok.encode(t, { splitSpecialTokens: true })), `${b} ${t}`).toEqual(Array.from(oracle.encode_ordinary(t)));
       }
     }, 120_000);
 
