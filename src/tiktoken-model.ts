@@ -18,7 +18,7 @@
  * lookups for the merges: about 0.2 s for GLM-4's 151,329 ranks on this machine.
  */
 import { PromptencError } from './errors.js';
-import { BYTE_LEVEL_CHARS } from './offsets.js';
+import { BYTE_LEVEL_CHARS, BYTE_OF_BYTE_LEVEL_CHAR } from './offsets.js';
 import type { AddedTokenSpec, TokenizerJson } from './tokenizer-json.js';
 
 /** Refusals before any work: a rank file above these is not a tokenizer, or not one we can serve. */
@@ -270,19 +270,10 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
       break;
     }
   }
-  // One ByteLevel string of all tokens (one UTF-16 decode), then a slice per token: a ByteLevel
-  // string has one UTF-16 unit per byte, so byte offsets are string offsets.
-  const units = new Uint16Array(bytes.length);
-  for (let k = 0; k < bytes.length; k++) units[k] = BYTE_LEVEL_CODES[bytes[k]!]!;
-  const all = Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
-  const strings: string[] = new Array(n);
-  const vocab: Record<string, number> = {};
-  for (const i of order) {
-    const s = all.slice(offsets[i]!, offsets[i + 1]!);
-    strings[i] = s;
-    setKey(vocab, s, ranks[i]!);
-  }
-  const merges: string[] = [];
+  // The merges as pairs of token indexes, in merge order.
+  let mergeL = new Int32Array(n * 2 + 16);
+  let mergeR = new Int32Array(n * 2 + 16);
+  let m = 0;
   let pairL = new Int32Array(64);
   let pairR = new Int32Array(64);
   let prefix = new Int32Array(64);
@@ -320,9 +311,21 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
       pairL[at] = l;
       pairR[at] = r;
     }
-    // ByteLevel strings hold no ASCII space (byte 0x20 is "Ġ"), so "a b" is unambiguous.
-    for (let k = 0; k < found; k++) merges.push(`${strings[pairL[k]!]} ${strings[pairR[k]!]}`);
+    if (m + found > mergeL.length) {
+      const grow = (x: Int32Array) => {
+        const y = new Int32Array(Math.max(x.length * 2, m + found));
+        y.set(x);
+        return y;
+      };
+      mergeL = grow(mergeL);
+      mergeR = grow(mergeR);
+    }
+    for (let k = 0; k < found; k++) {
+      mergeL[m] = pairL[k]!;
+      mergeR[m++] = pairR[k]!;
+    }
   }
+  const model = { parsed, table, order, mergeL: mergeL.subarray(0, m), mergeR: mergeR.subarray(0, m) };
   const taken = new Set<number>(parsed.ranks);
   const added: AddedTokenSpec[] = spec.added.map((t) => {
     if (!Number.isInteger(t.id) || t.id < 0 || t.id > TIKTOKEN_LIMITS.maxRank)
@@ -344,7 +347,7 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
     spec.split.kind === 'gpt2'
       ? byteLevel
       : { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: spec.split.regex }, behavior: 'Isolated', invert: false }, byteLevel] };
-  return {
+  const json: TokenizerJson = {
     version: '1.0',
     truncation: null,
     padding: null,
@@ -353,17 +356,176 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
     pre_tokenizer: preTokenizer,
     post_processor: spec.prefix?.length ? prefixProcessor(spec.prefix, added, file) : null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: {
-      type: 'BPE',
-      dropout: null,
-      unk_token: null,
-      continuing_subword_prefix: null,
-      end_of_word_suffix: null,
-      fuse_unk: false,
-      byte_fallback: false,
-      ignore_merges: true,
-      vocab,
-      merges,
+    model: lazyModel(model),
+  };
+  RANK_FILE_MODELS.set(json, rankFileModel(model, added));
+  return json;
+}
+
+interface RankModel {
+  parsed: TiktokenRanks;
+  table: TokenTable;
+  /** token indexes in rank order */
+  order: Uint32Array;
+  /** merge k joins token mergeL[k] and token mergeR[k] (indexes into parsed) */
+  mergeL: Int32Array;
+  mergeR: Int32Array;
+}
+
+/** The ByteLevel string of every token (one UTF-16 decode, then a slice each: one unit per byte). */
+function tokenStrings(r: TiktokenRanks): string[] {
+  const units = new Uint16Array(r.bytes.length);
+  for (let k = 0; k < r.bytes.length; k++) units[k] = BYTE_LEVEL_CODES[r.bytes[k]!]!;
+  const all = Buffer.from(units.buffer, units.byteOffset, units.byteLength).toString('utf16le');
+  const out: string[] = new Array(r.count);
+  for (let i = 0; i < r.count; i++) out[i] = all.slice(r.offsets[i]!, r.offsets[i + 1]!);
+  return out;
+}
+
+/**
+ * tokenizer.json's model with `vocab` and `merges` built on first read (the JS backend, a
+ * JSON.stringify); the native backend builds from flat buffers instead (RANK_FILE_MODELS).
+ */
+function lazyModel(m: RankModel): TokenizerJson['model'] {
+  const model: TokenizerJson['model'] = {
+    type: 'BPE',
+    dropout: null,
+    unk_token: null,
+    continuing_subword_prefix: null,
+    end_of_word_suffix: null,
+    fuse_unk: false,
+    byte_fallback: false,
+    ignore_merges: true,
+    vocab: {},
+  };
+  let strings: string[] | undefined;
+  const values = {
+    vocab: (): Record<string, number> => {
+      strings ??= tokenStrings(m.parsed);
+      const vocab: Record<string, number> = {};
+      for (const i of m.order) setKey(vocab, strings[i]!, m.parsed.ranks[i]!);
+      return vocab;
+    },
+    merges: (): string[] => {
+      strings ??= tokenStrings(m.parsed);
+      const out: string[] = new Array(m.mergeL.length);
+      // ByteLevel strings hold no ASCII space (byte 0x20 is "Ġ"), so "a b" is unambiguous.
+      for (let k = 0; k < m.mergeL.length; k++) out[k] = `${strings[m.mergeL[k]!]} ${strings[m.mergeR[k]!]}`;
+      return out;
+    },
+  };
+  for (const key of ['vocab', 'merges'] as const) {
+    const define = (value: unknown) => Object.defineProperty(model, key, { value, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(model, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        const value = values[key]();
+        define(value);
+        return value;
+      },
+      set: define,
+    });
+  }
+  return model;
+}
+
+/** What the native backend builds a rank-file model from: native.ts ModelBuffers, and the Vocabulary. */
+export interface RankFileModel {
+  buffers(): { vocabKeys: Uint8Array; vocabKeyLens: Uint32Array; vocabIds: Uint32Array; mergeText: Uint8Array; mergeLens: Uint32Array };
+  readonly vocabulary: { readonly size: number; idOf(token: string): number | undefined; tokenByteLengths(): Uint16Array | undefined };
+}
+
+/** tokenizer.json objects built from rank files → their flat form (only ever set here). */
+const RANK_FILE_MODELS = new WeakMap<object, RankFileModel>();
+
+/** The flat form of a tokenizer.json built from a rank file, if it is one (and its vocab and merges were never replaced). */
+export function rankFileModelOf(json: TokenizerJson): RankFileModel | undefined {
+  const found = RANK_FILE_MODELS.get(json);
+  if (!found) return undefined;
+  // A caller that swapped in its own vocab or merges gets the ordinary path.
+  const d = (key: string) => Object.getOwnPropertyDescriptor(json.model, key);
+  return d('vocab')?.get && d('merges')?.get ? found : undefined;
+}
+
+/** UTF-8 of each byte's ByteLevel character: one byte below U+0080, else two (all are below U+0800). */
+const BYTE_LEVEL_UTF8_LEN = Uint8Array.from(BYTE_LEVEL_CODES, (c) => (c < 0x80 ? 1 : 2));
+
+function rankFileModel(m: RankModel, added: readonly AddedTokenSpec[]): RankFileModel {
+  const { bytes, offsets, ranks, count } = m.parsed;
+  const put = (out: Uint8Array, at: number, from: number, to: number): number => {
+    for (let k = from; k < to; k++) {
+      const c = BYTE_LEVEL_CODES[bytes[k]!]!;
+      if (c < 0x80) out[at++] = c;
+      else {
+        out[at++] = 0xc0 | (c >> 6);
+        out[at++] = 0x80 | (c & 0x3f);
+      }
+    }
+    return at;
+  };
+  let utf8Total = 0;
+  for (let k = 0; k < bytes.length; k++) utf8Total += BYTE_LEVEL_UTF8_LEN[bytes[k]!]!;
+  const utf8Of = (i: number) => {
+    let n = 0;
+    for (let k = offsets[i]!; k < offsets[i + 1]!; k++) n += BYTE_LEVEL_UTF8_LEN[bytes[k]!]!;
+    return n;
+  };
+  let lengthsMemo: Uint16Array | undefined;
+  return {
+    buffers() {
+      // Keys joined with '\0' in rank order (UTF-16 lengths = byte lengths); merges as pairs (a, b), all parts joined with '\0'.
+      const vocabKeys = new Uint8Array(utf8Total + Math.max(0, count - 1));
+      const vocabKeyLens = new Uint32Array(count);
+      const vocabIds = new Uint32Array(count);
+      let at = 0;
+      m.order.forEach((i, k) => {
+        if (k > 0) vocabKeys[at++] = 0;
+        at = put(vocabKeys, at, offsets[i]!, offsets[i + 1]!);
+        vocabKeyLens[k] = offsets[i + 1]! - offsets[i]!;
+        vocabIds[k] = ranks[i]!;
+      });
+      const nm = m.mergeL.length;
+      let mergeBytes = 0;
+      for (let k = 0; k < nm; k++) mergeBytes += utf8Of(m.mergeL[k]!) + utf8Of(m.mergeR[k]!);
+      const mergeText = new Uint8Array(mergeBytes + Math.max(0, 2 * nm - 1));
+      const mergeLens = new Uint32Array(nm * 2);
+      at = 0;
+      for (let k = 0; k < nm; k++) {
+        const l = m.mergeL[k]!;
+        const r = m.mergeR[k]!;
+        if (k > 0) mergeText[at++] = 0;
+        at = put(mergeText, at, offsets[l]!, offsets[l + 1]!);
+        mergeText[at++] = 0;
+        at = put(mergeText, at, offsets[r]!, offsets[r + 1]!);
+        mergeLens[2 * k] = offsets[l + 1]! - offsets[l]!;
+        mergeLens[2 * k + 1] = offsets[r + 1]! - offsets[r]!;
+      }
+      return { vocabKeys, vocabKeyLens, vocabIds, mergeText, mergeLens };
+    },
+    vocabulary: {
+      size: count,
+      idOf(token: string): number | undefined {
+        const b = new Uint8Array(token.length);
+        for (let k = 0; k < token.length; k++) {
+          const c = token.charCodeAt(k);
+          const v = c < BYTE_OF_BYTE_LEVEL_CHAR.length ? BYTE_OF_BYTE_LEVEL_CHAR[c]! : -1;
+          if (v < 0) return undefined;
+          b[k] = v;
+        }
+        const i = m.table.find(hashRange(b, 0, b.length), b, 0, b.length);
+        return i < 0 ? undefined : ranks[i];
+      },
+      tokenByteLengths(): Uint16Array {
+        if (lengthsMemo) return lengthsMemo;
+        let max = 0;
+        for (let i = 0; i < count; i++) if (ranks[i]! > max) max = ranks[i]!;
+        for (const t of added) if (t.id > max) max = t.id;
+        const lengths = new Uint16Array(max + 1);
+        for (let i = 0; i < count; i++) lengths[ranks[i]!] = offsets[i + 1]! - offsets[i]!;
+        lengthsMemo = lengths; // added tokens stay 0: they are measured from their matched text
+        return lengths;
+      },
     },
   };
 }

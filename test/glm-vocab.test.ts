@@ -190,6 +190,23 @@ describe.skipIf(!GLM_DIR)('GLM-4 real vocabulary (../shared/models/glm-4)', () =
     }
   });
 
+  it('sessions and accounting work on the rank-file model (incremental == full encode)', () => {
+    const messages = [
+      { role: 'system', content: 'Answer briefly.' },
+      { role: 'user', content: '你好, world: 12345 !!' },
+      { role: 'assistant', content: 'Hi there.\n\n  Indented text' },
+      { role: 'user', content: 'And 3*3?' },
+    ];
+    for (const [b, tok] of toks) {
+      const session = tok.createSession();
+      for (let i = 1; i <= messages.length; i++) {
+        const part = messages.slice(0, i);
+        expect(Array.from(session.encodeChat(part)), `${b} ${i}`).toEqual(oracleIds(tok.renderChat(part)));
+      }
+      expect(tok.countChatByMessage(messages).total).toBe(oracleIds(tok.renderChat(messages)).length);
+    }
+  });
+
   it('every added token of tokenizer_config.json is one id, inside text too', () => {
     for (const tok of toks.values()) {
       for (const [content, id] of Object.entries(specials)) {

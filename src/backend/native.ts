@@ -25,6 +25,7 @@ import type { ModelScan } from '../load.js';
 import { byteLevelTokenLengths, BYTE_LEVEL_CHARS } from '../offsets.js';
 import { badVocabId, isTokenId, type AddedTokenSpec, type TokenizerJson } from '../tokenizer-json.js';
 import { nfc as normalizeNfc } from '../nfc.js';
+import { rankFileModelOf } from '../tiktoken-model.js';
 import type { Backend, BackendInit, Vocabulary } from './types.js';
 import { memo, parsedVocabulary } from './vocabulary.js';
 
@@ -411,7 +412,9 @@ export function createNativeBackend(init: BackendInit): Backend {
   const json = init.tokenizerJson;
   // A scan is consumed by the first backend built from it, whatever happens next.
   const scan = init.prescanned instanceof NativeScan && init.prescanned.take() ? init.prescanned : undefined;
-  const r = recognise(json, scan !== undefined);
+  // A tiktoken rank file (../tiktoken-model.ts) comes as flat buffers: its vocab and merges are never built as JS objects.
+  const rankFile = scan ? undefined : rankFileModelOf(json);
+  const r = recognise(json, scan !== undefined || rankFile !== undefined);
   if (typeof r === 'string') {
     // The JS backend will serve this file: free the scan now (≈ 20 MB for gemma3).
     if (scan) loadAddon().addon?.releaseModel(scan.model);
@@ -448,9 +451,9 @@ export function createNativeBackend(init: BackendInit): Backend {
     // vocab is rebuilt from the JSON.parse result (the lazy model.vocab).
   }
   // The parsed vocab has no two equal keys, so this build never asks for another.
-  core ??= construct(buildModelBuffers(json.model as Obj));
+  core ??= construct(rankFile ? rankFile.buffers() : buildModelBuffers(json.model as Obj));
   if (!core) throw new PromptencError('E_NATIVE_INTERNAL', 'the native encoder asked to rebuild a vocabulary that has no two equal keys');
-  vocabulary ??= parsedVocabulary(json);
+  vocabulary ??= rankFile?.vocabulary ?? parsedVocabulary(json);
   return nativeBackend(init, core, r.normalizer === 'Nfc', vocabulary);
 }
 
