@@ -9,11 +9,14 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ChatTemplate } from '../../src/template/render.js';
 
+/** The engine's limits (src/template/engine/runtime.ts TemplateLimits). */
 export interface TemplateLimitsUnderTest {
-  maxOutputChars?: number;
-  maxLoopIterations?: number;
-  maxRecursionDepth?: number;
-  [k: string]: number | undefined;
+  /** Longest output, in UTF-16 code units. */
+  maxOutput?: number;
+  /** Loop iterations summed over a render. */
+  maxIterations?: number;
+  /** Macro call depth (and syntax nesting). */
+  maxDepth?: number;
 }
 
 export interface CompiledUnderTest {
