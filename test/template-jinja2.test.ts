@@ -12,7 +12,6 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
 import { type AgentCase, agentCases, THINKING_VARIANTS } from './helpers/agent-conversations.js';
