@@ -1,0 +1,126 @@
+/**
+ * Limits (issue 15, "Bounded"): each limit has a template that would hang or run the process
+ * out of memory without it. Each case renders in a child process (a fatal OOM cannot be caught,
+ * and a missing limit must fail this test, not hang the suite) with a small heap and a timeout,
+ * and must end in a PromptencError with code E_TEMPLATE_LIMIT. The options are checked too: a
+ * lower limit stops a render the default allows, and a render under the limit is unaffected.
+ *
+ * The child loads the engine bundled by rolldown (vite's bundler, already installed) from
+ * src/template/engine/index.ts, so no build step is needed. Today's renderer has no limits
+ * (`range(100000000)` runs out of memory after minutes): on it these tests skip, saying so.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE_ENTRY, type TemplateLimitsUnderTest, USING_ENGINE } from './helpers/template-under-test.js';
+
+if (!USING_ENGINE) console.warn('skipping the template limits tests: src/template/engine does not exist (the fallback renderer has no limits)');
+
+let dir = '';
+const CHILD = `
+import { compileTemplate } from './engine.mjs';
+const { template, limits, cyclic } = JSON.parse(process.argv[2]);
+const context = { messages: [{ role: 'user', content: 'hi' }] };
+if (cyclic) { context.messages[0].self = context.messages[0]; context.messages.push(context.messages); }
+try {
+  const t0 = Date.now();
+  const text = compileTemplate(template, limits ? { limits } : undefined).render(context);
+  console.log(JSON.stringify({ text: text.length > 100 ? text.length + ' chars' : text, ms: Date.now() - t0 }));
+} catch (e) {
+  console.log(JSON.stringify({ code: e && e.code, name: e && e.name, message: String(e && e.message).slice(0, 300) }));
+}
+`;
+
+beforeAll(async () => {
+  if (!USING_ENGINE) return;
+  dir = mkdtempSync(path.join(tmpdir(), 'promptenc-limits-'));
+  const { build } = createRequire(import.meta.url)('rolldown') as {
+    build(o: { input: string; output: { file: string; format: 'esm' }; write: boolean; logLevel: 'silent' }): Promise<unknown>;
+  };
+  await build({ input: ENGINE_ENTRY, output: { file: path.join(dir, 'engine.mjs'), format: 'esm' }, write: true, logLevel: 'silent' });
+  writeFileSync(path.join(dir, 'child.mjs'), CHILD);
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+type ChildResult = { text: string; ms: number } | { code?: string; name?: string; message: string } | { crashed: string };
+
+/** Renders in a child with a 384 MB heap and a 30 s timeout: without its limit, a case crashes or times out here. */
+function renderInChild(template: string, opts: { limits?: TemplateLimitsUnderTest; cyclic?: boolean } = {}): ChildResult {
+  const r = spawnSync(process.execPath, ['--max-old-space-size=384', '--stack-size=984', path.join(dir, 'child.mjs'), JSON.stringify({ template, ...opts })], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    killSignal: 'SIGKILL',
+  });
+  if (r.error || r.status !== 0) return { crashed: `${r.error?.message ?? `exit ${r.status} ${r.signal ?? ''}`} ${r.stderr.slice(-300)}` };
+  return JSON.parse(r.stdout.trim().split('\n').pop()!) as ChildResult;
+}
+
+const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimitsUnderTest }> = [
+  // Loop iterations: a hang without the limit (no output, so the output limit cannot help).
+  { name: 'iterations: range(100000000) with an empty body', template: '{% for i in range(100000000) %}{% endfor %}done' },
+  { name: 'iterations: nested loops, 10^10 in all', template: '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}' },
+  {
+    name: 'iterations: a namespace counter in a long loop',
+    template: '{% set ns = namespace(n=0) %}{% for i in range(1000000000) %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ ns.n }}',
+  },
+  { name: 'iterations: range(100000000) | list', template: '{{ range(100000000) | list | length }}' },
+  { name: 'iterations: maxIterations 1000 stops 2000', template: '{% for i in range(2000) %}{% endfor %}', limits: { maxIterations: 1000 } },
+  // Output size: out of memory without the limit.
+  { name: 'output: 10^6 iterations of 1,000 characters', template: "{% for i in range(1000000) %}{{ 'x' * 1000 }}{% endfor %}" },
+  {
+    name: 'output: a string doubled 40 times',
+    template: "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}",
+  },
+  { name: "output: 'x' * 10^10", template: "{{ ('x' * 10000000000) | length }}" },
+  {
+    name: 'output: a list doubled 40 times',
+    template: '{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | length }}',
+  },
+  { name: 'output: maxOutput 1000 stops 2000 characters', template: "{{ 'y' * 2000 }}", limits: { maxOutput: 1000 } },
+  // Recursion depth: a stack overflow without the limit.
+  { name: 'depth: a macro that calls itself forever', template: '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}' },
+  { name: 'depth: two macros calling each other', template: '{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n + 1) }}{% endmacro %}{{ a(0) }}' },
+  {
+    name: 'depth: maxDepth 10 stops depth 20',
+    template: '{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(20) }}',
+    limits: { maxDepth: 10 },
+  },
+  { name: 'depth: 100,000 nested parentheses', template: `{{ ${'('.repeat(100_000)}1${')'.repeat(100_000)} }}` },
+  { name: 'depth: 20,000 nested if blocks', template: `${'{% if true %}'.repeat(20_000)}x${'{% endif %}'.repeat(20_000)}` },
+];
+
+describe.skipIf(!USING_ENGINE)('template limits (each in a child process)', () => {
+  it.each(LIMIT_CASES)('$name → E_TEMPLATE_LIMIT', ({ template, limits }) => {
+    const r = renderInChild(template, { limits });
+    expect(r).toMatchObject({ code: 'E_TEMPLATE_LIMIT' });
+  });
+
+  it('a render under each lowered limit is unaffected', () => {
+    expect(renderInChild('{% for i in range(500) %}{% endfor %}ok', { limits: { maxIterations: 1000 } })).toMatchObject({ text: 'ok' });
+    expect(renderInChild("{{ 'y' * 900 | length }}", { limits: { maxOutput: 1000 } })).toMatchObject({ text: '900' });
+    expect(renderInChild('{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}[{{ f(5) }}]', { limits: { maxDepth: 10 } })).toMatchObject({
+      text: '[]',
+    });
+  });
+
+  it('the default limits allow a large real render (200,000 iterations, 10 MB of output)', () => {
+    const r = renderInChild("{% for i in range(200000) %}{{ 'z' * 50 }}{% endfor %}");
+    expect(r).toMatchObject({ text: '10000000 chars' });
+  });
+
+  it.each([['{{ messages | tojson }}'], ['{{ messages }}'], ['{{ messages[0] | string }}'], ['{{ messages[0] | dictsort }}']])(
+    'cyclic data: %s gives a clear error, not a stack overflow',
+    (template) => {
+      const r = renderInChild(template, { cyclic: true });
+      expect(r).toHaveProperty('code');
+      const e = r as { code: string; message: string };
+      expect(['E_TEMPLATE', 'E_TEMPLATE_LIMIT']).toContain(e.code);
+      expect(e.message).not.toMatch(/Maximum call stack/);
+    },
+  );
+});
