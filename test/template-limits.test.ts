@@ -113,14 +113,24 @@ describe.skipIf(!USING_ENGINE)('template limits (each in a child process)', () =
     expect(r).toMatchObject({ text: '10000000 chars' });
   });
 
-  it.each([['{{ messages | tojson }}'], ['{{ messages }}'], ['{{ messages[0] | string }}'], ['{{ messages[0] | dictsort }}']])(
-    'cyclic data: %s gives a clear error, not a stack overflow',
-    (template) => {
-      const r = renderInChild(template, { cyclic: true });
-      expect(r).toHaveProperty('code');
-      const e = r as { code: string; message: string };
-      expect(['E_TEMPLATE', 'E_TEMPLATE_LIMIT']).toContain(e.code);
-      expect(e.message).not.toMatch(/Maximum call stack/);
-    },
-  );
+  // Python's answers for the same cyclic context (messages[0].self is messages[0], and messages
+  // contains itself), from Jinja2 3.1.6: json.dumps raises "Circular reference detected"; repr
+  // prints {...} and [...]. Either that exact text or a clear error is acceptable; a stack
+  // overflow or a hang is not.
+  it.each([
+    ['{{ messages | tojson }}', undefined],
+    ['{{ messages }}', "[{'role': 'user', 'content': 'hi', 'self': {...}}, [...]]"],
+    ['{{ messages[0] | string }}', "{'role': 'user', 'content': 'hi', 'self': {...}}"],
+    ['{{ messages[0] | dictsort }}', "[('content', 'hi'), ('role', 'user'), ('self', {'role': 'user', 'content': 'hi', 'self': {...}})]"],
+  ])("cyclic data: %s gives a clear error (or Python's text), not a stack overflow", (template, python) => {
+    const r = renderInChild(template, { cyclic: true });
+    if ('text' in r) {
+      expect(r.text).toBe(python);
+      return;
+    }
+    expect(r).toHaveProperty('code');
+    const e = r as { code: string; message: string };
+    expect(['E_TEMPLATE', 'E_TEMPLATE_LIMIT']).toContain(e.code);
+    expect(e.message).not.toMatch(/Maximum call stack/);
+  });
 });
