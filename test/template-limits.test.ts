@@ -28,7 +28,7 @@ if (cyclic) { context.messages[0].self = context.messages[0]; context.messages.p
 try {
   const t0 = Date.now();
   const text = compileTemplate(template, limits ? { limits } : undefined).render(context);
-  console.log(JSON.stringify({ text: text.length > 100 ? text.length + ' chars' : text, ms: Date.now() - t0 }));
+  console.log(JSON.stringify({ text: text.length > 1000 ? text.length + ' chars' : text, ms: Date.now() - t0 }));
 } catch (e) {
   console.log(JSON.stringify({ code: e && e.code, name: e && e.name, message: String(e && e.message).slice(0, 300) }));
 }
