@@ -22,7 +22,8 @@ if (!USING_ENGINE) console.warn('skipping the template limits tests: src/templat
 let dir = '';
 const CHILD = `
 import { compileTemplate } from './engine.mjs';
-const { template, limits, cyclic } = JSON.parse(process.argv[2]);
+import { readFileSync } from 'node:fs';
+const { template, limits, cyclic } = JSON.parse(readFileSync(0, 'utf8'));
 const context = { messages: [{ role: 'user', content: 'hi' }] };
 if (cyclic) { context.messages[0].self = context.messages[0]; context.messages.push(context.messages); }
 try {
@@ -51,7 +52,8 @@ type ChildResult = { text: string; ms: number } | { code?: string; name?: string
 
 /** Renders in a child with a 384 MB heap and a 30 s timeout: without its limit, a case crashes or times out here. */
 function renderInChild(template: string, opts: { limits?: TemplateLimitsUnderTest; cyclic?: boolean } = {}): ChildResult {
-  const r = spawnSync(process.execPath, ['--max-old-space-size=384', '--stack-size=984', path.join(dir, 'child.mjs'), JSON.stringify({ template, ...opts })], {
+  const r = spawnSync(process.execPath, ['--max-old-space-size=384', '--stack-size=984', path.join(dir, 'child.mjs')], {
+    input: JSON.stringify({ template, ...opts }),
     encoding: 'utf8',
     timeout: 30_000,
     killSignal: 'SIGKILL',
@@ -102,7 +104,7 @@ describe.skipIf(!USING_ENGINE)('template limits (each in a child process)', () =
 
   it('a render under each lowered limit is unaffected', () => {
     expect(renderInChild('{% for i in range(500) %}{% endfor %}ok', { limits: { maxIterations: 1000 } })).toMatchObject({ text: 'ok' });
-    expect(renderInChild("{{ 'y' * 900 | length }}", { limits: { maxOutput: 1000 } })).toMatchObject({ text: '900' });
+    expect(renderInChild("{{ ('y' * 900) | length }}", { limits: { maxOutput: 1000 } })).toMatchObject({ text: '900' });
     expect(renderInChild('{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}[{{ f(5) }}]', { limits: { maxDepth: 10 } })).toMatchObject({
       text: '[]',
     });
