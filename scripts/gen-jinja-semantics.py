@@ -309,7 +309,6 @@ ADDRESS = re.compile(r"at 0x[0-9a-fA-F]+|object at|<function |<built-in|<bound m
 
 def main():
     env = make_env()
-    ctx_json = json.loads(json.dumps(CONTEXT))
     rows, dropped, seen = [], [], set()
     for gname, grows in G:
         for i, row in enumerate(grows):
@@ -318,7 +317,7 @@ def main():
             if template in seen and extra is None:
                 continue
             seen.add(template)
-            ctx = dict(ctx_json)
+            ctx = json.loads(json.dumps(CONTEXT))  # a fresh copy: a filter may mutate (indent does list += "\n")
             if extra is not None:
                 ctx.update(json.loads(json.dumps(extra)))
             out = render_template(env, template, ctx)
