@@ -71,3 +71,12 @@ export function renderUnderTest(source: string, context: Record<string, unknown>
     return { code: typeof e.code === 'string' ? e.code : `uncoded ${(err as Error)?.name}`, message: String(e.message) };
   }
 }
+
+/** Python errors that mean "a resource ran out": our limit (E_TEMPLATE_LIMIT) is the same answer. */
+const RESOURCE_ERRORS = new Set(['RecursionError', 'MemoryError', 'OverflowError']);
+
+/** Our outcome matches Jinja2 raising `pythonType`: E_TEMPLATE, or E_TEMPLATE_LIMIT where Python ran out of a resource. */
+export function raisesLikeJinja2(pythonType: string | undefined, ours: Outcome): boolean {
+  if (!('code' in ours)) return false;
+  return ours.code === 'E_TEMPLATE' || (ours.code === 'E_TEMPLATE_LIMIT' && RESOURCE_ERRORS.has(pythonType ?? ''));
+}
