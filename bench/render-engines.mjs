@@ -1,0 +1,218 @@
+// bench/render.mjs, question 2 (issue 15): our engine (src/template/engine) vs @huggingface/jinja
+// (today's ChatTemplate, dist/template/render.js) vs Python Jinja2 configured as transformers
+// configures it (test/helpers/jinja2_oracle.py; timed inside Python, so no IPC is counted), on
+// the same template and data, in one fresh process with no V8 flag. The engine is bundled from
+// src/ by rolldown (vite's bundler) when its source exists, so the numbers are never a stale
+// dist/; otherwise dist/template/engine is used; with neither, the engine column is '–'.
+//
+// Data: the benches' agent history (test/helpers/conversation.mjs) cut at 200k tokens, for
+// DeepSeek-V3 (its template joins arguments with '+': arguments as JSON text, what transformers
+// gets) and the GLM-format tokenizer (its template iterates arguments.items(): arguments as
+// objects, what vLLM passes); and a 3-message Qwen3 chat, warm (the same render repeated).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { f, machine, root, runChild, table } from './_common.mjs';
+
+const LONG_REPS = 15;
+const SHORT_BATCH = 20_000;
+const SHORT_BATCHES = 7;
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+async function loadEngine() {
+  const src = path.join(root, 'src', 'template', 'engine', 'index.ts');
+  if (existsSync(src)) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'promptenc-bench-engine-'));
+    const file = path.join(dir, 'engine.mjs');
+    const { build } = createRequire(import.meta.url)('rolldown');
+    await build({ input: src, output: { file, format: 'esm' }, write: true, logLevel: 'silent' });
+    const mod = await import(file);
+    rmSync(dir, { recursive: true, force: true });
+    return { mod, from: 'src/template/engine (bundled by rolldown)' };
+  }
+  const dist = path.join(root, 'dist', 'template', 'engine', 'index.js');
+  if (existsSync(dist)) return { mod: await import(dist), from: 'dist/template/engine' };
+  return undefined;
+}
+
+/** A minimal client for jinja2_oracle.py: one JSON line out, one back. */
+function startOracle() {
+  const child = spawn('python3', [path.join(root, 'test', 'helpers', 'jinja2_oracle.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let buf = '';
+  const waiting = [];
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      waiting.shift()?.(JSON.parse(line));
+    }
+  });
+  const failed = new Promise((resolve) => child.on('error', () => resolve(undefined)));
+  return {
+    ask: (requests) =>
+      Promise.race([
+        new Promise((resolve) => {
+          waiting.push(resolve);
+          child.stdin.write(`${JSON.stringify(requests)}\n`);
+        }),
+        failed,
+      ]),
+    close: () => child.stdin.end(),
+  };
+}
+
+function argumentsAs(messages, form) {
+  return messages.map((m) =>
+    m.tool_calls
+      ? {
+          ...m,
+          tool_calls: m.tool_calls.map((tc) => {
+            const a = tc.function.arguments;
+            const v = form === 'text' ? (typeof a === 'string' ? a : JSON.stringify(a)) : typeof a === 'string' ? JSON.parse(a) : a;
+            return { ...tc, function: { ...tc.function, arguments: v } };
+          }),
+        }
+      : m,
+  );
+}
+
+/** Median ms of `reps` calls of `fn`, after 3 warm-up calls; `Number(text)` flattens the rope, as a consumer would. */
+function timeLong(fn, reps) {
+  const ms = [];
+  let text = '';
+  for (let i = 0; i < reps + 3; i++) {
+    const t0 = process.hrtime.bigint();
+    text = fn();
+    Number(text);
+    if (i >= 3) ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return { ms: median(ms), text };
+}
+
+/** Median µs per call over batches of `n` calls (warm: the same render again and again). */
+function timeShort(fn, n, batches) {
+  let text = fn();
+  for (let i = 0; i < 2000; i++) text = fn();
+  const us = [];
+  for (let b = 0; b < batches; b++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) text = fn();
+    us.push(Number(process.hrtime.bigint() - t0) / 1e3 / n);
+  }
+  return { us: median(us), text };
+}
+
+export async function childMain() {
+  const { loadTokenizer } = await import('../dist/index.js');
+  const { ChatTemplate } = await import('../dist/template/render.js');
+  const { agentHistory } = await import('../test/helpers/conversation.mjs');
+  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
+  const engine = await loadEngine();
+  const oracle = startOracle();
+  process.stderr.write(`render engines: engine from ${engine?.from ?? '(none)'}\n`);
+
+  const cases = [];
+  const ds = await loadTokenizer('deepseek-v3');
+  cases.push({ name: 'DeepSeek-V3, 200k-token history', tok: ds, messages: argumentsAs(agentHistory(ds, 200_000), 'text'), long: true });
+  const glm = await loadTokenizer(buildGlmTokenizerDir());
+  cases.push({ name: 'GLM-format, 200k-token history', tok: glm, messages: argumentsAs(agentHistory(glm, 200_000), 'object'), long: true });
+  const qwen = await loadTokenizer('qwen3');
+  const chat = [
+    { role: 'user', content: 'What is the capital of France?' },
+    { role: 'assistant', content: 'Paris.' },
+    { role: 'user', content: 'And of Japan?' },
+  ];
+  cases.push({ name: 'Qwen3, 3-message chat (warm)', tok: qwen, messages: chat, long: false });
+
+  for (const c of cases) {
+    const source = c.tok.chatTemplate;
+    // The tokenizer's special-token strings, as renderChat passes them (a private field, read here only).
+    const special = c.tok.specialStrings ?? {};
+    const context = () => ({ ...special, messages: c.messages, tools: null, documents: null, add_generation_prompt: true });
+    const hf = new ChatTemplate(source);
+    const hfRender = () => hf.render({ messages: c.messages, addGenerationPrompt: true, specialTokens: special });
+    const compiled = engine?.mod.compileTemplate(source);
+    const ctx = context();
+    const engRender = compiled ? () => compiled.render(ctx) : undefined;
+    const py = (
+      await oracle.ask([
+        { kind: 'chat', template: source, messages: c.messages, tools: null, add_generation_prompt: true, special_tokens: special, repeat: c.long ? 5 : 2000 },
+      ])
+    )?.[0];
+    const row = { case: c.name, long: c.long, messages: c.messages.length };
+    if (c.long) {
+      // Alternate the two JS engines' runs so neither gets only the warmer half of the process.
+      const h1 = timeLong(hfRender, LONG_REPS);
+      const e1 = engRender ? timeLong(engRender, LONG_REPS) : undefined;
+      const h2 = timeLong(hfRender, LONG_REPS);
+      row.hfMs = Math.min(h1.ms, h2.ms);
+      row.engineMs = e1?.ms;
+      row.chars = h1.text.length;
+      row.engineText = e1?.text;
+      row.hfText = h1.text;
+    } else {
+      const h = timeShort(hfRender, SHORT_BATCH / 10, SHORT_BATCHES);
+      const e = engRender ? timeShort(engRender, SHORT_BATCH, SHORT_BATCHES) : undefined;
+      row.hfMs = h.us / 1000;
+      row.engineMs = e ? e.us / 1000 : undefined;
+      row.chars = h.text.length;
+      row.engineText = e?.text;
+      row.hfText = h.text;
+    }
+    row.pythonMs = py?.ms ? median(py.ms) : undefined;
+    row.pythonError = py && 'error' in py ? `${py.type}: ${py.error}` : undefined;
+    row.engineSame = py?.text !== undefined && row.engineText !== undefined ? row.engineText === py.text : undefined;
+    row.hfSame = py?.text !== undefined ? row.hfText === py.text : undefined;
+    delete row.engineText;
+    delete row.hfText;
+    console.log(JSON.stringify(row));
+  }
+  oracle.close();
+  removeGlmTokenizerDir();
+}
+
+const ratio = (a, b) => (typeof a === 'number' && typeof b === 'number' ? `${f(a / b, 1)}×` : '–');
+const yn = (v) => (v === undefined ? '–' : v ? 'yes' : 'NO');
+
+export async function parentMain() {
+  process.stderr.write('render: engines\n');
+  const r = await runChild(new URL('./render.mjs', import.meta.url).pathname, ['--child', 'engines'], { timeoutMs: 300_000 });
+  if (r.code !== 0 || r.timedOut) throw new Error(`render engines child failed: ${r.stderr}`);
+  const rows = r.lines.map((x) => [
+    x.case,
+    x.chars,
+    x.engineMs === undefined ? '–' : !x.long || x.engineMs < 1 ? `${f(x.engineMs * 1000, 1)} µs` : f(x.engineMs, 2),
+    x.hfMs < 1 ? `${f(x.hfMs * 1000, 1)} µs` : f(x.hfMs, 2),
+    x.pythonMs === undefined ? (x.pythonError ? 'raises' : '–') : x.pythonMs < 1 ? `${f(x.pythonMs * 1000, 1)} µs` : f(x.pythonMs, 2),
+    ratio(x.hfMs, x.engineMs),
+    ratio(x.pythonMs, x.engineMs),
+    yn(x.engineSame),
+    yn(x.hfSame),
+  ]);
+  console.log('\n## Chat template engines: ours vs @huggingface/jinja vs Python Jinja2 (same template and data, no V8 flag)\n');
+  console.log(
+    table(
+      [
+        'case',
+        'prompt chars',
+        'engine ms',
+        '@huggingface/jinja ms',
+        'Jinja2 (Python) ms',
+        '@hf/jinja ÷ engine',
+        'Jinja2 ÷ engine',
+        'engine = Jinja2',
+        '@hf/jinja = Jinja2',
+      ],
+      rows,
+    ),
+  );
+  console.log(
+    `\nMedians: ${LONG_REPS} full renders per JS engine (best of 2 alternated runs for @huggingface/jinja), 5 in Python; warm: batches of ${SHORT_BATCH} renders.`,
+  );
+  console.log(`Machine: ${machine().cpu}, Node ${process.version}`);
+  return r.lines;
+}
