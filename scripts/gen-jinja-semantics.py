@@ -284,6 +284,27 @@ group("transformers-idioms", [
 ])
 
 
+# Errors on a later line: where Jinja2 raises, the engine raises E_TEMPLATE naming the same line.
+group("error-lines", [
+    'line 1\nline 2\n{{ undef.x }}\nline 4',
+    "{% for x in l %}\n  {{ x }}\n  {{ x + 'a' }}\n{% endfor %}",
+    '{% macro m(v) %}\n\n  {{ v.missing.deeper }}\n{% endmacro %}\n\n{{ m(d) }}',
+    "a\nb\nc\nd\n{{ raise_exception('on line 5') }}",
+    '{% if true %}\n\n{% for %}\n{% endif %}',
+    'x\n{{ 1 + }}',
+    'one\ntwo\n{{ n | nofilter }}',
+    '{% set a = 1 %}\n{% set b = a / 0 %}',
+    "{{ 'ok' }}\n{{ 'ok' }}\n{{ none.x.y }}",
+    '{%- for m in users %}\n{%- if m.age > 26 %}\n{{- m.name ~ m.age }}\n{%- else %}\n{{- m.name + m.age }}\n{%- endif %}\n{%- endfor %}',
+    '{% set ns = namespace(a=1) %}\n\n\n{% set ns.a = ns.a.b.c %}',
+    "{# a comment\n   over two lines #}\n{{ 1 < 'a' }}",
+    '{% raw %}\n{{ x }}\n{% endraw %}\n{{ l[0:1:0] }}',
+    "{{ 'a' }}\n{% endif %}",
+    '{% for a, b in [(1, 2), (3,)] %}\n{{ a }}{{ b }}\n{% endfor %}',
+    '{{ [\n  1,\n  2\n] + none }}',
+])
+
+
 def cross_product_rows():
     """Every argument-less filter (and a few with fixed arguments) over a fixed set of operands:
     the value model's corners (empty, None, undefined, numbers, mappings) for each filter."""

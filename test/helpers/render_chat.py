@@ -15,6 +15,7 @@ JSON-lines server, and scripts/gen-jinja-semantics.py for the semantics table.
 """
 import json
 import sys
+import traceback
 from datetime import datetime
 
 import jinja2
@@ -57,9 +58,14 @@ def make_env(now=None):
 
 
 def error_of(e):
-    """An exception as the oracle reports it: Python's class name, message and, when Jinja2 knows it, the line."""
+    """An exception as the oracle reports it: Python's class name, message and the template line
+    it came from (a syntax error's own lineno, else the last traceback frame Jinja2 rewrote to
+    point into the template, filename "<template>")."""
     out = {"error": str(e), "type": type(e).__name__}
-    lineno = getattr(e, "lineno", None)
+    lineno = e.lineno if isinstance(e, jinja2.exceptions.TemplateSyntaxError) else None
+    if lineno is None:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == "<template>"]
+        lineno = frames[-1].lineno if frames else None
     if lineno is not None:
         out["lineno"] = lineno
     return out
