@@ -92,6 +92,19 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
     template: '{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(20) }}',
     limits: { maxDepth: 10 },
   },
+  // Data nested deeper than the stack, built by the template: printing or serialising it recurses.
+  {
+    name: 'depth: tojson of a list nested 100,000 deep',
+    template: '{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x | tojson }}',
+  },
+  {
+    name: 'depth: printing a list nested 100,000 deep',
+    template: '{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}',
+  },
+  {
+    name: 'depth: comparing two lists nested 100,000 deep',
+    template: '{% set ns = namespace(x=[], y=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% set ns.y = [ns.y] %}{% endfor %}{{ ns.x == ns.y }}',
+  },
   { name: 'depth: 100,000 nested parentheses', template: `{{ ${'('.repeat(100_000)}1${')'.repeat(100_000)} }}` },
   { name: 'depth: 20,000 nested if blocks', template: `${'{% if true %}'.repeat(20_000)}x${'{% endif %}'.repeat(20_000)}` },
 ];
