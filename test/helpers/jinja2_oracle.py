@@ -3,7 +3,8 @@
 Protocol: JSON lines. Each stdin line is a JSON array of requests; the reply is one stdout line,
 a JSON array of results in the same order. A request is
   {"kind": "chat", "template", "messages", "tools", "add_generation_prompt", "special_tokens",
-   "kwargs", "continue_final_message", "now"}  (render_chat.py's request), or
+   "kwargs", "continue_final_message", "now", "vllm_arguments"}  (render_chat.py's request;
+   vllm_arguments: json.loads tool-call arguments first, as vLLM does), or
   {"kind": "template", "template", "context", "now"}  (a template over a raw context).
 A result is {"text": ...} or {"error", "type", "lineno"?}. Compiled templates are cached.
 With "repeat": n (bench/render.mjs) the request renders n times more and the result carries

@@ -34,7 +34,7 @@ const serverScript = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ji
 
 /** A request to test/helpers/jinja2_oracle.py (see its docstring). */
 export type OracleRequest =
-  | ({ kind: 'chat'; now?: string; documents?: unknown[] | null } & PyRenderRequest)
+  | ({ kind: 'chat'; now?: string; documents?: unknown[] | null; vllm_arguments?: boolean } & PyRenderRequest)
   | { kind: 'template'; template: string; context?: Record<string, unknown>; now?: string };
 
 /** Jinja2's answer: the text, or the exception it raised (Python class name, message, line when known). */

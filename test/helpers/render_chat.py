@@ -71,8 +71,25 @@ def error_of(e):
     return out
 
 
+def vllm_arguments(messages):
+    """vLLM's _postprocess_messages (vllm/entrypoints/chat_utils.py): an assistant's tool-call
+    arguments that are not already a dict or list are json.loads'd; empty or missing become {}."""
+    for m in messages:
+        if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list):
+            for item in m["tool_calls"]:
+                content = item["function"].get("arguments")
+                if content:
+                    if not isinstance(content, (dict, list)):
+                        item["function"]["arguments"] = json.loads(content)
+                else:
+                    item["function"]["arguments"] = {}
+    return messages
+
+
 def chat_context(req):
     ctx = dict(req.get("special_tokens") or {})
+    if req.get("vllm_arguments"):
+        vllm_arguments(req["messages"])
     ctx.update(messages=req["messages"], tools=req.get("tools"), documents=req.get("documents"), add_generation_prompt=req.get("add_generation_prompt", False))
     ctx.update(req.get("kwargs") or {})
     return ctx

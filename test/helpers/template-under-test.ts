@@ -5,7 +5,7 @@
  * Tests import only this file, so the same cases run unchanged on either. Divergences that
  * are allowed on the fallback (KNOWN lists in the tests) never apply to the engine.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ChatTemplate } from '../../src/template/render.js';
 
@@ -35,6 +35,13 @@ export const USING_ENGINE = existsSync(ENGINE_ENTRY);
 /** Spelled as a variable so TypeScript does not resolve it before the engine exists. */
 const engineSpecifier: string = '../../src/template/engine/index.js';
 const engine: EngineModule | undefined = USING_ENGINE ? ((await import(engineSpecifier)) as EngineModule) : undefined;
+
+/**
+ * Whether promptenc's own ChatTemplate (src/template/render.ts, what renderChat uses) renders
+ * through the engine: read from its imports, never from how it behaves (a behavioural probe
+ * would excuse the engine's own regressions as "fallback").
+ */
+export const RENDER_USES_ENGINE = readFileSync(new URL('../../src/template/render.ts', import.meta.url), 'utf8').includes("from './engine/");
 
 export const UNDER_TEST = USING_ENGINE ? 'engine (src/template/engine)' : 'fallback (src/template/render.ts over @huggingface/jinja)';
 
