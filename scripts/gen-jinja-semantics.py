@@ -305,6 +305,16 @@ group("error-lines", [
 ])
 
 
+# Numbers as a JavaScript caller's data reaches Python: JSON.stringify writes an integral number
+# below 1e21 as digits (Python: int) and from 1e21 up in exponent form (Python: float); a
+# non-integral number is a float. Only values both sides hold exactly.
+_NUMS = {"i20": 100000000000000000000, "i53": 9007199254740992, "f21": 1e21, "f300": 1.5e300, "fneg": -1e22, "ftiny": 1e-7, "fsmall": 0.0001, "fhalf": 0.5}
+group("context-numbers", [(f"{{{{ {k} }}}}|{{{{ {k} | tojson }}}}|{{{{ [{k}] }}}}|{{{{ {k} is integer }}}}|{{{{ {k} | string }}}}", _NUMS) for k in _NUMS] + [
+    ("{{ f21 + 1 }}|{{ f300 * 2 }}|{{ ftiny * 10 }}|{{ fhalf + fhalf }}|{{ i53 // 2 }}", _NUMS),
+    ("{{ i20 == f21 / 10 }}|{{ (f21 | int) }}|{{ f300 | round }}|{{ ftiny | round(8) }}", _NUMS),
+])
+
+
 def cross_product_rows():
     """Every argument-less filter (and a few with fixed arguments) over a fixed set of operands:
     the value model's corners (empty, None, undefined, numbers, mappings) for each filter."""
