@@ -1,7 +1,9 @@
 // bench/render.mjs, question 2 (issue 15): our engine (src/template/engine) vs @huggingface/jinja
-// (today's ChatTemplate, dist/template/render.js) vs Python Jinja2 configured as transformers
-// configures it (test/helpers/jinja2_oracle.py; timed inside Python, so no IPC is counted), on
-// the same template and data, in one fresh process with no V8 flag. The engine is bundled from
+// (the library itself: new Template(source).render(context), with transformers' globals) vs
+// Python Jinja2 configured as transformers configures it (test/helpers/jinja2_oracle.py; timed
+// inside Python, so no IPC is counted), on the same template and data, in one fresh process with
+// no V8 flag. The renderChat path (ChatTemplate, dist/template/render.js: @huggingface/jinja
+// before issue 15, the engine after) is timed too, for what users get. The engine is bundled from
 // src/ by rolldown (vite's bundler) when its source exists, so the numbers are never a stale
 // dist/; otherwise dist/template/engine is used; with neither, the engine column is '–'.
 //
@@ -109,6 +111,7 @@ function timeShort(fn, n, batches) {
 export async function childMain() {
   const { loadTokenizer } = await import('../dist/index.js');
   const { ChatTemplate } = await import('../dist/template/render.js');
+  const { Template } = createRequire(import.meta.url)('@huggingface/jinja');
   const { agentHistory } = await import('../test/helpers/conversation.mjs');
   const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
   const engine = await loadEngine();
@@ -133,8 +136,17 @@ export async function childMain() {
     // The tokenizer's special-token strings, as renderChat passes them (a private field, read here only).
     const special = c.tok.specialStrings ?? {};
     const context = () => ({ ...special, messages: c.messages, tools: null, documents: null, add_generation_prompt: true });
-    const hf = new ChatTemplate(source);
-    const hfRender = () => hf.render({ messages: c.messages, addGenerationPrompt: true, specialTokens: special });
+    const lib = new Template(source);
+    const libCtx = {
+      ...context(),
+      raise_exception: (m) => {
+        throw new Error(String(m));
+      },
+      strftime_now: () => '01 Dec 2026',
+    };
+    const hfRender = () => lib.render(libCtx);
+    const chatTemplate = new ChatTemplate(source);
+    const chatRender = () => chatTemplate.render({ messages: c.messages, addGenerationPrompt: true, specialTokens: special });
     const compiled = engine?.mod.compileTemplate(source);
     const ctx = context();
     const engRender = compiled ? () => compiled.render(ctx) : undefined;
@@ -148,33 +160,42 @@ export async function childMain() {
       // Alternate the two JS engines' runs so neither gets only the warmer half of the process.
       const h1 = timeLong(hfRender, LONG_REPS);
       const e1 = engRender ? timeLong(engRender, LONG_REPS) : undefined;
+      const c1 = timeLong(chatRender, LONG_REPS);
       const h2 = timeLong(hfRender, LONG_REPS);
       row.hfMs = Math.min(h1.ms, h2.ms);
       row.engineMs = e1?.ms;
-      row.chars = h1.text.length;
+      row.chatMs = c1.ms;
+      row.chars = c1.text.length;
       row.engineText = e1?.text;
       row.hfText = h1.text;
+      row.chatText = c1.text;
     } else {
       const h = timeShort(hfRender, SHORT_BATCH / 10, SHORT_BATCHES);
       const e = engRender ? timeShort(engRender, SHORT_BATCH, SHORT_BATCHES) : undefined;
+      const ch = timeShort(chatRender, SHORT_BATCH / 10, SHORT_BATCHES);
       row.hfMs = h.us / 1000;
       row.engineMs = e ? e.us / 1000 : undefined;
-      row.chars = h.text.length;
+      row.chatMs = ch.us / 1000;
+      row.chars = ch.text.length;
       row.engineText = e?.text;
       row.hfText = h.text;
+      row.chatText = ch.text;
     }
     row.pythonMs = py?.ms ? median(py.ms) : undefined;
     row.pythonError = py && 'error' in py ? `${py.type}: ${py.error}` : undefined;
     row.engineSame = py?.text !== undefined && row.engineText !== undefined ? row.engineText === py.text : undefined;
     row.hfSame = py?.text !== undefined ? row.hfText === py.text : undefined;
+    row.chatSame = py?.text !== undefined ? row.chatText === py.text : undefined;
     delete row.engineText;
     delete row.hfText;
+    delete row.chatText;
     console.log(JSON.stringify(row));
   }
   oracle.close();
   removeGlmTokenizerDir();
 }
 
+const ms = (v, long) => (v === undefined ? '–' : !long || v < 1 ? `${f(v * 1000, 1)} µs` : f(v, 2));
 const ratio = (a, b) => (typeof a === 'number' && typeof b === 'number' ? `${f(a / b, 1)}×` : '–');
 const yn = (v) => (v === undefined ? '–' : v ? 'yes' : 'NO');
 
@@ -185,13 +206,13 @@ export async function parentMain() {
   const rows = r.lines.map((x) => [
     x.case,
     x.chars,
-    x.engineMs === undefined ? '–' : !x.long || x.engineMs < 1 ? `${f(x.engineMs * 1000, 1)} µs` : f(x.engineMs, 2),
-    x.hfMs < 1 ? `${f(x.hfMs * 1000, 1)} µs` : f(x.hfMs, 2),
-    x.pythonMs === undefined ? (x.pythonError ? 'raises' : '–') : x.pythonMs < 1 ? `${f(x.pythonMs * 1000, 1)} µs` : f(x.pythonMs, 2),
+    ms(x.engineMs, x.long),
+    ms(x.hfMs, x.long),
+    x.pythonMs === undefined ? (x.pythonError ? 'raises' : '–') : ms(x.pythonMs, x.long),
     ratio(x.hfMs, x.engineMs),
     ratio(x.pythonMs, x.engineMs),
-    yn(x.engineSame),
-    yn(x.hfSame),
+    ms(x.chatMs, x.long),
+    `${yn(x.engineSame)} / ${yn(x.hfSame)} / ${yn(x.chatSame)}`,
   ]);
   console.log('\n## Chat template engines: ours vs @huggingface/jinja vs Python Jinja2 (same template and data, no V8 flag)\n');
   console.log(
