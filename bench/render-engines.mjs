@@ -1,5 +1,6 @@
 // bench/render.mjs, question 2 (issue 15): our engine (src/template/engine) vs @huggingface/jinja
-// (the library itself: new Template(source).render(context), with transformers' globals) vs
+// (the library itself: new Template(source).render(context); it has raise_exception and
+// strftime_now built in) vs
 // Python Jinja2 configured as transformers configures it (test/helpers/jinja2_oracle.py; timed
 // inside Python, so no IPC is counted), on the same template and data, in one fresh process with
 // no V8 flag. The renderChat path (ChatTemplate, dist/template/render.js: @huggingface/jinja
@@ -137,13 +138,8 @@ export async function childMain() {
     const special = c.tok.specialStrings ?? {};
     const context = () => ({ ...special, messages: c.messages, tools: null, documents: null, add_generation_prompt: true });
     const lib = new Template(source);
-    const libCtx = {
-      ...context(),
-      raise_exception: (m) => {
-        throw new Error(String(m));
-      },
-      strftime_now: () => '01 Dec 2026',
-    };
+    // The library defines raise_exception and strftime_now itself (passing them again throws).
+    const libCtx = context();
     const hfRender = () => lib.render(libCtx);
     const chatTemplate = new ChatTemplate(source);
     const chatRender = () => chatTemplate.render({ messages: c.messages, addGenerationPrompt: true, specialTokens: special });
