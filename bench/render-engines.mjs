@@ -216,20 +216,21 @@ export async function parentMain() {
       [
         'case',
         'prompt chars',
-        'engine ms',
-        '@huggingface/jinja ms',
-        'Jinja2 (Python) ms',
+        'engine',
+        '@huggingface/jinja',
+        'Jinja2 (Python)',
         '@hf/jinja ÷ engine',
         'Jinja2 ÷ engine',
-        'engine = Jinja2',
-        '@hf/jinja = Jinja2',
+        'renderChat path',
+        'text = Jinja2 (engine / @hf / renderChat)',
       ],
       rows,
     ),
   );
   console.log(
-    `\nMedians: ${LONG_REPS} full renders per JS engine (best of 2 alternated runs for @huggingface/jinja), 5 in Python; warm: batches of ${SHORT_BATCH} renders.`,
+    `\nms unless marked. Medians: ${LONG_REPS} full renders per JS engine (best of 2 alternated runs for @huggingface/jinja), 5 in Python; warm: batches of ${SHORT_BATCH} renders (${SHORT_BATCH / 10} for the two slower ones).`,
   );
+  console.log("@huggingface/jinja renders the raw context with the library's own tojson, so its text may differ from Jinja2's where a template uses tojson.");
   console.log(`Machine: ${machine().cpu}, Node ${process.version}`);
   return r.lines;
 }
