@@ -129,6 +129,33 @@ const KNOWN_FALLBACK: Record<string, string> = {
   'fixtures/seed-003.jinja': `tojson of a generator (a map(...) result) raises in Jinja2, the fallback serialises it; ${PARTS}`,
 };
 
+/**
+ * The clock, pinned on both sides so a render that straddles midnight cannot differ: Jinja2 gets
+ * the oracle's `now`; ours gets a context `strftime_now` (a context variable shadows the global,
+ * in Jinja2 as here) for the directives chat templates use, in Python's C locale.
+ */
+const PINNED_NOW = '2026-07-26T10:05:09';
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+function pinnedStrftime(format: unknown): string {
+  // 2026-07-26 is a Sunday.
+  const parts: Record<string, string> = {
+    Y: '2026',
+    y: '26',
+    m: '07',
+    d: '26',
+    b: MONTHS[6]!.slice(0, 3),
+    B: MONTHS[6]!,
+    a: DAYS[6]!.slice(0, 3),
+    A: DAYS[6]!,
+    H: '10',
+    M: '05',
+    S: '09',
+    '%': '%',
+  };
+  return String(format).replace(/%(.)/g, (all, c: string) => parts[c] ?? all);
+}
+
 const TEMPLATES = loadTemplates();
 const CASES = cases();
 const oracle = HAVE_PYTHON_JINJA ? new Jinja2Oracle() : undefined;
@@ -159,6 +186,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2
       documents: null,
       add_generation_prompt: c.addGenerationPrompt,
       ...c.kwargs,
+      strftime_now: pinnedStrftime,
     }));
     const expected = await oracle!.render(
       CASES.map((c) => ({
@@ -169,13 +197,14 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2
         add_generation_prompt: c.addGenerationPrompt,
         special_tokens: t.special,
         kwargs: c.kwargs,
+        now: PINNED_NOW,
       })),
     );
     const problems: string[] = [];
     let rendered = 0;
     CASES.forEach((c, i) => {
       const py = expected[i]!;
-      const ours = renderUnderTest(t.source, structuredClone(contexts[i]!));
+      const ours = renderUnderTest(t.source, { ...structuredClone({ ...contexts[i]!, strftime_now: undefined }), strftime_now: pinnedStrftime });
       if ('text' in py) {
         rendered++;
         if ('text' in ours && ours.text === py.text) return;
@@ -237,6 +266,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (${RENDER_USES_ENGINE ? 'en
         add_generation_prompt: c.addGenerationPrompt,
         special_tokens: t.special,
         vllm_arguments: true,
+        now: PINNED_NOW,
       })),
     );
     const problems: string[] = [];
@@ -250,6 +280,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (${RENDER_USES_ENGINE ? 'en
           tools: c.tools as never,
           addGenerationPrompt: c.addGenerationPrompt,
           specialTokens: t.special,
+          now: () => new Date(PINNED_NOW),
         });
       } catch (err) {
         problems.push(`${c.name}: Jinja2 rendered, ours raised ${(err as Error).message.slice(0, 200)}`);
