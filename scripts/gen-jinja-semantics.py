@@ -315,6 +315,16 @@ group("context-numbers", [(f"{{{{ {k} }}}}|{{{{ {k} | tojson }}}}|{{{{ [{k}] }}}
 ])
 
 
+# The sandbox's own limits and Python's big ints (jinja2/sandbox.py: MAX_RANGE = 100000).
+group("sandbox", [
+    "range(100000) | length", "range(100001) | length", "range(0, 300000, 3) | length", "range(0, 300003, 3) | length",
+    "range(-100000, 0) | length", "range(5, -99996, -1) | length",
+    "{% for i in range(100001) %}{% endfor %}x", "{% for i in range(3) %}{% for j in range(100000) %}{% endfor %}{% endfor %}ok",
+    "10 ** 20", "10 ** 20 // 3", "2 ** 100 - 1", "-(2 ** 70) // 7", "(2 ** 64) % 1000", "2 ** 64 * 1.0", "10 ** 30 == 10 ** 30 + 0.0",
+    "('x' * 1000) | length", "'ab' * -1", "[0] * 3 * 2",
+])
+
+
 def cross_product_rows():
     """Every argument-less filter (and a few with fixed arguments) over a fixed set of operands:
     the value model's corners (empty, None, undefined, numbers, mappings) for each filter."""
