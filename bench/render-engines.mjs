@@ -54,7 +54,12 @@ function startOracle() {
       waiting.shift()?.(JSON.parse(line));
     }
   });
-  const failed = new Promise((resolve) => child.on('error', () => resolve(undefined)));
+  // Without python3 (or Jinja2) the Python column is '–': a failed spawn or a closed pipe answers undefined.
+  const failed = new Promise((resolve) => {
+    child.on('error', () => resolve(undefined));
+    child.on('exit', () => resolve(undefined));
+  });
+  child.stdin.on('error', () => {});
   return {
     ask: (requests) =>
       Promise.race([
