@@ -6,9 +6,13 @@
  * thinking on, off and unset, arguments as JSON text (transformers) and as objects (vLLM).
  * The text must be equal where both render; where Jinja2 raises, we raise (E_TEMPLATE).
  *
- * KNOWN_FALLBACK lists the templates on which today's renderer (@huggingface/jinja) is known to
- * diverge: the evidence for issue 15. It applies only while template-under-test falls back to
- * it, never to the engine. PROMPTENC_JINJA2_LIST=1 prints every divergence.
+ * A second part renders promptenc's own path (ChatTemplate, what renderChat uses) with the
+ * JSON-text arguments an OpenAI client sends, against Jinja2 after vLLM's json.loads of them.
+ *
+ * KNOWN_FALLBACK (and KNOWN_FALLBACK_VLLM) list the templates on which today's renderer
+ * (@huggingface/jinja) is known to diverge: the evidence for issue 15. They apply only while the
+ * code under test is that renderer, never to the engine. PROMPTENC_JINJA2_LIST=1 prints every
+ * divergence; PROMPTENC_SHARED=dir points at a ../shared elsewhere.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
