@@ -6,6 +6,7 @@
 import { PromptencError, describeValue } from './errors.js';
 import type { BackendChoice } from './backend/types.js';
 import type { ChatMessage, ToolDefinition } from './template/messages.js';
+import type { NormalizeMode } from './chat-messages.js';
 
 export interface LoadOptions {
   /** 'auto' (default) uses the native core when it handles this tokenizer exactly, else JS. */
@@ -46,6 +47,12 @@ export interface ChatOptions {
   kwargs?: Record<string, unknown>;
   /** Clock for strftime_now (tests pin it). */
   now?: () => Date;
+  /**
+   * 'vllm' (default): messages as vLLM's chat preprocessing hands them to the template (null
+   * content, content parts, arguments; docs/semantics.md). 'none': exactly as given, as
+   * transformers' apply_chat_template passes them.
+   */
+  normalize?: NormalizeMode;
 }
 
 export interface FitOptions extends ChatOptions {

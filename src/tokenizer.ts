@@ -6,6 +6,8 @@ import type { Backend, BackendKind } from './backend/types.js';
 import { compileTemplate, type ChatTemplate, type RenderContext } from './template/render.js';
 import type { RenderMemo } from './template/incremental.js';
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
+import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
+import { checkChatOptions } from './chat-options.js';
 import { AddedTokenScanner, matchesAgree } from './split.js';
 import { preTokenizerFamily } from './families.js';
 import type { TokenizerJson } from './tokenizer-json.js';
@@ -213,31 +215,46 @@ export class PromptTokenizer {
 
   /** The prompt string, exactly as transformers' apply_chat_template(tokenize=False) renders it. */
   renderChat(messages: ChatMessage[], opts: ChatOptions = {}): string {
-    const { template, ctx } = this.renderInputs(messages, opts);
-    return template.render(ctx);
+    const inputs = this.renderInputs(messages, opts);
+    return this.attributed(inputs, () => inputs.template.render(inputs.ctx));
   }
 
   /** @internal sessions: renderChat reusing `memo` (see src/template/incremental.ts). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
-    const { template, ctx } = this.renderInputs(messages, opts);
-    return template.renderIncremental(ctx, memo);
+    const inputs = this.renderInputs(messages, opts);
+    return this.attributed(inputs, () => inputs.template.renderIncremental(inputs.ctx, memo));
   }
 
-  private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext } {
+  /** A template error names the message it failed on (see attributeTemplateError). */
+  private attributed<T>(inputs: { template: ChatTemplate; ctx: RenderContext; given: readonly ChatMessage[] }, render: () => T): T {
+    try {
+      return render();
+    } catch (err) {
+      if (!(err instanceof PromptencError)) throw err;
+      const { template, ctx } = inputs;
+      throw attributeTemplateError(err, inputs.given, (n) => template.render({ ...ctx, messages: ctx.messages.slice(0, n) }));
+    }
+  }
+
+  private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext; given: readonly ChatMessage[] } {
     checkOptions(opts, 'options');
+    checkChatOptions(opts);
     const checked = validateMessages(messages);
     const tools = validateTools(opts.tools);
     if (opts.kwargs !== undefined) checkOptions(opts.kwargs, 'options.kwargs');
     const source = this.templateSource(opts.chatTemplate, tools);
+    const raw = opts.normalize === 'none';
     return {
       template: compileTemplate(source),
+      given: checked,
       ctx: {
-        messages: checked,
+        messages: raw ? checked : normalizeMessages(checked, detectContentFormat(source)),
         tools,
         addGenerationPrompt: opts.addGenerationPrompt ?? true,
         specialTokens: this.specialStrings,
         kwargs: opts.kwargs,
         now: opts.now,
+        argumentsAsGiven: raw,
       },
     };
   }
@@ -319,7 +336,17 @@ export class PromptTokenizer {
     if (override !== undefined) {
       if (typeof override !== 'string')
         throw new PromptencError('E_ARGUMENT', `options.chatTemplate: expected a template source string, received ${describeValue(override)}`);
-      return this.templates.named.get(override) ?? override;
+      const named = this.templates.named.get(override);
+      if (named !== undefined) return named;
+      // vLLM's test for "a name, not a template": none of the characters `{`, `}`, newline.
+      if (!/[{}\n]/.test(override)) {
+        const names = [...this.templates.named.keys()];
+        throw new PromptencError(
+          'E_TEMPLATE_MISSING',
+          `options.chatTemplate: ${JSON.stringify(override)} is not a named template of ${this.tokenizerPath} (${names.length > 0 ? `it has: ${names.join(', ')}` : 'it has no named templates'}); pass a template source or one of those names`,
+        );
+      }
+      return override;
     }
     // transformers picks the "tool_use" named template when tools are given and it exists.
     if (tools && this.templates.named.has('tool_use')) return this.templates.named.get('tool_use')!;

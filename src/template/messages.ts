@@ -14,6 +14,8 @@ export interface ChatMessage {
   role: string;
   content?: string | ContentPart[] | null;
   reasoning_content?: string | null;
+  /** vLLM's name for reasoning_content (docs/semantics.md). */
+  reasoning?: string | null;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   name?: string;
@@ -25,8 +27,6 @@ export interface ToolDefinition {
   function?: { name: string; description?: string; parameters?: unknown; [key: string]: unknown };
   [key: string]: unknown;
 }
-
-const KNOWN_ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function', 'ipython']);
 
 function fail(path: string, expected: string, value: unknown): never {
   throw new PromptencError('E_MESSAGES_INVALID', `${path}: expected ${expected}, received ${describeValue(value)}`);
@@ -44,10 +44,7 @@ function eachSlot<T>(list: readonly T[], fn: (item: T, i: number) => void): void
 /** messages[i].content, when it is not a string. */
 function checkContent(i: number, content: unknown, nullable: boolean): void {
   const path = `messages[${i}].content`;
-  if (content === null || content === undefined) {
-    if (nullable) return;
-    fail(path, 'string or array', content);
-  }
+  if (content === null || content === undefined) return;
   if (!Array.isArray(content)) fail(path, nullable ? 'string, array or null' : 'string or array', content);
   eachSlot(content, (part, k) => {
     if (!isPlainObject(part)) fail(`${path}[${k}]`, 'an object with a "type"', part);
@@ -69,17 +66,14 @@ export function validateMessages(messages: unknown): ChatMessage[] {
     const m = messages[i] as unknown;
     if (!isPlainObject(m)) fail(`messages[${i}]`, 'an object', m);
     if (typeof m.role !== 'string') fail(`messages[${i}].role`, 'string', m.role);
-    if (!KNOWN_ROLES.has(m.role)) {
-      fail(`messages[${i}].role`, `one of ${[...KNOWN_ROLES].join(', ')}`, m.role);
-    }
-    const hasToolCalls = m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls !== null;
-    // An assistant turn that only calls tools may carry content null, as OpenAI sends it.
+    // Any role: transformers and vLLM pass custom roles through (ipython, functions, observation, ...).
+    // Content may be null or absent on any role (OpenAI sends null next to tool_calls; vLLM reads it as no parts).
     if (typeof m.content !== 'string') checkContent(i, m.content, m.role === 'assistant');
-    if (m.reasoning_content !== undefined && m.reasoning_content !== null && typeof m.reasoning_content !== 'string') {
-      fail(`messages[${i}].reasoning_content`, 'string', m.reasoning_content);
+    for (const key of ['reasoning_content', 'reasoning'] as const) {
+      const r = m[key];
+      if (r !== undefined && r !== null && typeof r !== 'string') fail(`messages[${i}].${key}`, 'string', r);
     }
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
-      if (m.role !== 'assistant') fail(`messages[${i}].tool_calls`, 'no tool_calls on a non-assistant message', m.tool_calls);
       if (!Array.isArray(m.tool_calls)) fail(`messages[${i}].tool_calls`, 'array', m.tool_calls);
       const calls = m.tool_calls as unknown[];
       for (let j = 0; j < calls.length; j++) {
@@ -97,9 +91,6 @@ export function validateMessages(messages: unknown): ChatMessage[] {
     }
     if (m.role === 'tool' && m.tool_call_id !== undefined && typeof m.tool_call_id !== 'string') {
       fail(`messages[${i}].tool_call_id`, 'string', m.tool_call_id);
-    }
-    if (!hasToolCalls && m.role === 'assistant' && m.content === undefined && m.reasoning_content === undefined) {
-      fail(`messages[${i}].content`, 'string or array (or tool_calls)', m.content);
     }
   }
   return messages as ChatMessage[];

@@ -193,7 +193,11 @@ function wrapContent(content: ChatMessage['content'], owner: number, wrap: Field
  * are not touched. With `wrap`, every text the caller wrote (content, reasoning, tool-call
  * names and arguments) is wrapped so accounting can find what it rendered to.
  */
-function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper): { messages: unknown[]; texts: Map<string, ArgumentsSource> } {
+function prepareMessages(
+  messages: readonly ChatMessage[],
+  wrap?: FieldWrapper,
+  argumentsAsGiven = false,
+): { messages: unknown[]; texts: Map<string, ArgumentsSource> } {
   const texts = new Map<string, ArgumentsSource>();
   const out = messages.map((m, i) => {
     let msg: ChatMessage = m;
@@ -204,7 +208,7 @@ function prepareMessages(messages: readonly ChatMessage[], wrap?: FieldWrapper):
     if (!m.tool_calls || m.tool_calls.length === 0) return msg;
     const toolCalls = m.tool_calls.map((tc, j) => {
       const name = wrap ? wrap(tc.function.name, i) : tc.function.name;
-      const a = argumentsOf(tc.function.arguments);
+      const a = argumentsAsGiven ? undefined : argumentsOf(tc.function.arguments);
       if (!a) {
         const raw = tc.function.arguments;
         return { ...tc, function: { ...tc.function, name, arguments: wrap && typeof raw === 'string' ? wrap(raw, i) : raw } };
@@ -491,6 +495,8 @@ export interface RenderContext {
   now?: () => Date;
   /** Accounting only: wrap caller text; tools get owner `messages.length`. */
   wrap?: FieldWrapper;
+  /** normalize 'none': tool-call arguments reach the template exactly as given (a JSON string stays a string), as in transformers. */
+  argumentsAsGiven?: boolean;
 }
 
 /** A chat template parsed once and rendered many times. */
@@ -568,10 +574,17 @@ export class ChatTemplate {
     };
     // Incremental renders convert only the messages that changed; not with accounting's
     // wrapper, nor when kwargs replace `messages`.
-    const useCache = memo !== undefined && ctx.wrap === undefined && !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages')) && allObjects(ctx.messages);
+    const useCache =
+      memo !== undefined &&
+      ctx.wrap === undefined &&
+      ctx.argumentsAsGiven !== true &&
+      !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages')) &&
+      allObjects(ctx.messages);
     try {
       const cached = useCache ? cachedMessages(ctx.messages, memo) : undefined;
-      const { messages, texts } = cached ? { messages: [], texts: new Map<string, ArgumentsSource>() } : prepareMessages(ctx.messages, ctx.wrap);
+      const { messages, texts } = cached
+        ? { messages: [], texts: new Map<string, ArgumentsSource>() }
+        : prepareMessages(ctx.messages, ctx.wrap, ctx.argumentsAsGiven === true);
       // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
       const vars: Record<string, unknown> = {
         ...globals,
