@@ -1,0 +1,30 @@
+/** Runs test/helpers/render_vllm.py: vLLM's message normalization and content-format detection in Python, then Jinja2 as transformers configures it. */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'render_vllm.py');
+
+export interface VllmRenderRequest {
+  template: string;
+  messages: unknown[];
+  tools?: unknown[] | null;
+  add_generation_prompt?: boolean;
+  special_tokens?: Record<string, unknown>;
+  kwargs?: Record<string, unknown>;
+  normalize?: 'vllm' | 'none';
+}
+
+export interface VllmRenderResult {
+  prompt?: string;
+  error?: string;
+  format: 'string' | 'openai';
+}
+
+export function pyRenderVllm(req: VllmRenderRequest): VllmRenderResult {
+  return JSON.parse(execFileSync('python3', [script], { input: JSON.stringify(req), maxBuffer: 256 * 1024 * 1024 }).toString('utf8')) as VllmRenderResult;
+}
+
+export function pyDetectFormat(template: string): 'string' | 'openai' {
+  return pyRenderVllm({ template, messages: [], detect_only: true } as VllmRenderRequest).format;
+}
