@@ -18,9 +18,12 @@ import { matchesAgree, type AddedTokenScanner } from './split.js';
  */
 export interface ChatTokenBreakdown {
   total: number;
+  /** What the tools cost: the count with them minus without them (see withToolCost). */
   tools: number;
   template: number;
   messages: number[];
+  /** Tools were given and the template rendered the same prompt without them (DeepSeek-V3's renders none). */
+  toolsIgnored?: boolean;
 }
 
 const OPEN = '\uFDD0';
@@ -160,4 +163,64 @@ export function attribute(promptLength: number, starts: Int32Array, spans: Spans
     else messages[who]!++;
   }
   return { total: starts.length, tools, template, messages };
+}
+
+/**
+ * The tools row, defined as what the tools cost: the prompt's count minus the count of the same
+ * template rendered without tools (`countWithoutTools`), so that on Qwen3 the "# Tools" system
+ * block and its instructions count for the tools, not only the tool names and descriptions.
+ * Bounded below by the tokens the tool text itself rendered to (a template whose prompt without
+ * tools is longer) and above by what no message owns, so the parts still sum to the total.
+ * `toolsIgnored` is set when tools were given and the prompt is the same without them.
+ */
+export function withToolCost(b: ChatTokenBreakdown, countWithoutTools: number, samePrompt: boolean): ChatTokenBreakdown {
+  const owned = b.messages.reduce((x, y) => x + y, 0);
+  const tools = Math.min(Math.max(b.total - countWithoutTools, b.tools), b.total - owned);
+  return { ...b, tools, template: b.total - owned - tools, toolsIgnored: samePrompt };
+}
+
+/** A cut of `text` at `c` that no pre-token of the cl100k, Qwen2, o200k or DeepSeek-V3 regexes crosses (see src/session.ts). */
+function isPreTokenBoundary(text: string, c: number): boolean {
+  const prev = text.charCodeAt(c - 1);
+  const next = text[c] ?? '';
+  if (prev === 10) return /^[\p{L}\p{N}]$/u.test(next);
+  // "a b" cut before the space: letter runs stop at the space and ` ?\p{L}+` takes " b". ASCII
+  // letters only, so no composition (NFC) or mark can reach across.
+  const isAsciiLetter = (ch: number) => (ch >= 65 && ch <= 90) || (ch >= 97 && ch <= 122);
+  return next === ' ' && isAsciiLetter(prev) && isAsciiLetter(text.charCodeAt(c + 1));
+}
+
+/**
+ * The token count of `text` if it is at most `budget`, else -1, encoding only as much as it
+ * must: the text is counted in chunks (4 K characters, doubling) cut at pre-token boundaries
+ * that no added token reaches across, so the chunk counts add up to the full count exactly, and
+ * counting stops at the first chunk that passes the budget. `count` counts a chunk as
+ * encode(text, add_special_tokens=False) does; `chunked` false (another pre-tokenizer family,
+ * or a segment cache that wants whole texts) counts the whole text at once.
+ * Cost: O(min(n, chars up to the budget × 2)) encode work, plus a scan of a short window per cut.
+ */
+export function countWithinBudget(text: string, budget: number, count: (chunk: string) => number, scanner: AddedTokenScanner, chunked: boolean): number {
+  if (!chunked) {
+    const n = count(text);
+    return n <= budget ? n : -1;
+  }
+  const margin = scanner.maxLength + 1;
+  let total = 0;
+  let start = 0;
+  let size = 4096;
+  while (start < text.length) {
+    let cut = text.length;
+    for (let c = start + size; c < text.length - 1; c++) {
+      if (!isPreTokenBoundary(text, c)) continue;
+      // No added token may straddle the cut: none may occur in the window around it at all.
+      if (margin > 1 && scanner.scan(text.slice(Math.max(0, c - margin), c + margin)).length > 0) continue;
+      cut = c;
+      break;
+    }
+    total += count(text.slice(start, cut));
+    if (total > budget) return -1;
+    start = cut;
+    size *= 2;
+  }
+  return total;
 }

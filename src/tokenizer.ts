@@ -13,7 +13,7 @@ import { preTokenizerFamily } from './families.js';
 import type { TokenizerJson } from './tokenizer-json.js';
 import { EncodeSession, type SessionHost } from './session.js';
 import { SegmentCache, type SegmentCacheStats } from './segment-cache.js';
-import { attribute, markerWrapper, searchSpans, stripMarkers, tokenStarts, type ChatTokenBreakdown } from './accounting.js';
+import { attribute, countWithinBudget, markerWrapper, searchSpans, stripMarkers, tokenStarts, withToolCost, type ChatTokenBreakdown } from './accounting.js';
 import {
   checkBackendChoice,
   checkBatch,
@@ -294,7 +294,40 @@ export class PromptTokenizer {
       checked.map((m) => (typeof m.content === 'string' ? m.content : undefined)),
     );
     const starts = tokenStarts(prompt, ids, this.tokenLengths, this.scanner) ?? this.approximateStarts(prompt, ids);
-    return attribute(prompt.length, starts, spans, checked.length);
+    const b = attribute(prompt.length, starts, spans, checked.length);
+    if (!ctx.tools || ctx.tools.length === 0) return b;
+    // The same template without the tools: what they cost is the difference.
+    const bare = template.render({ ...ctx, tools: undefined });
+    return withToolCost(b, this.encodeBody(bare).length, bare === prompt);
+  }
+
+  /**
+   * gpt-tokenizer's isWithinTokenLimit: the token count of a text (as `count`) or of a chat (as
+   * `countChat`) when it is at most `limit`, else false. Encoding stops once the limit is
+   * passed, so a 10 MB text over a 4 K limit costs about what its first few KB cost (the text is
+   * counted in chunks cut where the count is additive; see countWithinBudget).
+   */
+  isWithinTokenLimit(input: string | ChatMessage[], limit: number, opts: ChatOptions & EncodeOptions = {}): number | false {
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0) {
+      throw new PromptencError('E_ARGUMENT', `limit: expected a non-negative integer, received ${describeValue(limit)}`);
+    }
+    checkOptions(opts, 'options');
+    let text: string;
+    let extra = 0;
+    if (typeof input === 'string') {
+      const { addSpecialTokens, ...rest } = opts;
+      if (Object.keys(rest).length > 0) checkChatOptions(rest, ['addSpecialTokens']);
+      text = input;
+      if (addSpecialTokens !== false) extra = this.wrap.prefix.length + this.wrap.suffix.length;
+    } else {
+      const { addSpecialTokens: _ignored, ...chat } = opts;
+      text = this.renderChat(input, chat);
+    }
+    if (limit - extra < 0) return false;
+    const family = preTokenizerFamily(this.json);
+    const chunked = !this.cache && this.tokenLengths !== undefined && family !== undefined && family !== 'gpt2';
+    const n = countWithinBudget(text, limit - extra, (chunk) => (this.cache ? this.encodeBody(chunk).length : this.impl.count(chunk)), this.scanner, chunked);
+    return n < 0 ? false : n + extra;
   }
 
   /** Token starts from decoded lengths, for models whose offsets cannot be computed exactly. */

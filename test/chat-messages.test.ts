@@ -79,14 +79,17 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('content format detection = vLLM rules over 
     expect(Object.values(got)).toContain('string');
   });
   const rules: Array<[string, string]> = [
-    ['loop over message.content', "{% for m in messages %}{% for p in m.content %}{{ p.text }}{% endfor %}{% endfor %}"],
+    ['loop over message.content', '{% for m in messages %}{% for p in m.content %}{{ p.text }}{% endfor %}{% endfor %}'],
     ["loop over message['content'] through a filter", "{% for m in messages %}{% for p in m['content']|list %}{{ p.text }}{% endfor %}{% endfor %}"],
-    ['messages through a sliced alias', "{% set rest = messages[1:] %}{% for m in rest %}{% for p in m.content %}x{% endfor %}{% endfor %}"],
+    ['messages through a sliced alias', '{% set rest = messages[1:] %}{% for m in rest %}{% for p in m.content %}x{% endfor %}{% endfor %}'],
     ['for-if over messages', "{% for m in messages if m.role != 'system' %}{% for p in m.content %}x{% endfor %}{% endfor %}"],
     ['a loop over a variable named content', '{% macro t(content) %}{% for i in content %}{{ i }}{% endfor %}{% endmacro %}{{ t(messages) }}'],
-    ['content read as a string only', "{% for m in messages %}{{ m.content }}{% if m.content is string %}s{% endif %}{% endfor %}"],
+    ['content read as a string only', '{% for m in messages %}{{ m.content }}{% if m.content is string %}s{% endif %}{% endfor %}'],
     ['a tuple loop target (vLLM asserts: falls back to string)', '{% for m in messages %}{% for a, b in m.content %}x{% endfor %}{% endfor %}'],
-    ['a namespace target on an alias of messages', '{% set ns = namespace() %}{% set ns.m = messages %}{% for m in messages %}{% for p in m.content %}x{% endfor %}{% endfor %}'],
+    [
+      'a namespace target on an alias of messages',
+      '{% set ns = namespace() %}{% set ns.m = messages %}{% for m in messages %}{% for p in m.content %}x{% endfor %}{% endfor %}',
+    ],
     ['does not parse', '{% for m in messages %}'],
   ];
   it.each(rules)('%s', (_name, source) => {
@@ -109,7 +112,13 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
         const t = tok(target.model);
         const template = target.template !== undefined ? readShared(target.template) : t.chatTemplate!;
         const opts: ChatOptions = { tools: convo.tools as never, ...(target.template !== undefined ? { chatTemplate: template } : {}) };
-        const py = pyRenderVllm({ template, messages: convo.messages, tools: convo.tools ?? null, add_generation_prompt: true, special_tokens: specialTokens(target.model) });
+        const py = pyRenderVllm({
+          template,
+          messages: convo.messages,
+          tools: convo.tools ?? null,
+          add_generation_prompt: true,
+          special_tokens: specialTokens(target.model),
+        });
         if (py.error !== undefined) {
           // The template itself refuses this conversation in Python: so must we.
           expect(() => t.renderChat(convo.messages as ChatMessage[], opts), py.error).toThrow(expect.objectContaining({ code: 'E_TEMPLATE' }));
@@ -122,7 +131,9 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
         }
         const ours = t.renderChat(convo.messages as ChatMessage[], opts);
         expect(ours).toBe(py.prompt);
-        expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(await oracleEncode(modelPath(target.model as ModelName), py.prompt!, false));
+        expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(
+          await oracleEncode(modelPath(target.model as ModelName), py.prompt!, false),
+        );
       });
     });
   }
@@ -158,7 +169,13 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
         }
       };
       const want = outcome(() =>
-        pyRender({ template: t.chatTemplate!, messages: convo.messages, tools: convo.tools ?? null, add_generation_prompt: true, special_tokens: specialTokens(model) }),
+        pyRender({
+          template: t.chatTemplate!,
+          messages: convo.messages,
+          tools: convo.tools ?? null,
+          add_generation_prompt: true,
+          special_tokens: specialTokens(model),
+        }),
       );
       const got = outcome(() => t.renderChat(convo.messages as ChatMessage[], opts));
       if (RAW_ENGINE_GAPS.has(`${model}: ${name}`)) {
@@ -167,7 +184,8 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
         return;
       }
       expect(got).toBe(want);
-      if (want !== '<error>') expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(await oracleEncode(modelPath(model as ModelName), want, false));
+      if (want !== '<error>')
+        expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(await oracleEncode(modelPath(model as ModelName), want, false));
     });
   }
   it('Qwen3 with null content: the error names the message, its role and the field', () => {
@@ -202,10 +220,39 @@ describe('normalizeMessages (vLLM rules, unit table)', () => {
       'string',
       [{ role: 'user', content: 'a\nb\nc' }],
     ],
-    ['a string becomes one text part (openai format)', [{ role: 'user', content: 'hi' }], 'openai', [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]],
-    ['tool results are joined even for openai templates', [{ role: 'tool', tool_call_id: 'x', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }], 'openai', [{ role: 'tool', content: 'a\nb', tool_call_id: 'x' }]],
-    ['reasoning → reasoning and reasoning_content', [{ role: 'assistant', content: 'x', reasoning: 'r' }], 'string', [{ role: 'assistant', content: 'x', reasoning: 'r', reasoning_content: 'r' }]],
-    ['reasoning_content alone is kept (vllm#38488)', [{ role: 'assistant', content: 'x', reasoning_content: 'r' }], 'string', [{ role: 'assistant', content: 'x', reasoning: 'r', reasoning_content: 'r' }]],
+    [
+      'a string becomes one text part (openai format)',
+      [{ role: 'user', content: 'hi' }],
+      'openai',
+      [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+    ],
+    [
+      'tool results are joined even for openai templates',
+      [
+        {
+          role: 'tool',
+          tool_call_id: 'x',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      ],
+      'openai',
+      [{ role: 'tool', content: 'a\nb', tool_call_id: 'x' }],
+    ],
+    [
+      'reasoning → reasoning and reasoning_content',
+      [{ role: 'assistant', content: 'x', reasoning: 'r' }],
+      'string',
+      [{ role: 'assistant', content: 'x', reasoning: 'r', reasoning_content: 'r' }],
+    ],
+    [
+      'reasoning_content alone is kept (vllm#38488)',
+      [{ role: 'assistant', content: 'x', reasoning_content: 'r' }],
+      'string',
+      [{ role: 'assistant', content: 'x', reasoning: 'r', reasoning_content: 'r' }],
+    ],
     ['unknown keys are dropped, name kept', [{ role: 'user', content: 'x', name: 'al', extra: 1 }], 'string', [{ role: 'user', content: 'x', name: 'al' }]],
     ['a custom role passes', [{ role: 'observation', content: 'x' }], 'string', [{ role: 'observation', content: 'x' }]],
     ['empty tool_calls dropped', [{ role: 'assistant', content: 'x', tool_calls: [] }], 'string', [{ role: 'assistant', content: 'x' }]],
@@ -265,6 +312,8 @@ describe('messages vLLM refuses for a text-only model', () => {
     expect(e.message).toMatch(/^messages\[3\]\.content\[1\]: a image_url part needs a multimodal model/);
   });
   it('an unknown part type names the supported ones', () => {
-    expect(() => tok('qwen3').renderChat([{ role: 'user', content: [{ type: 'blob', text: 'x' }] }])).toThrow(/messages\[0\]\.content\[0\]\.type: unsupported content part type "blob"; supported: text/);
+    expect(() => tok('qwen3').renderChat([{ role: 'user', content: [{ type: 'blob', text: 'x' }] }])).toThrow(
+      /messages\[0\]\.content\[0\]\.type: unsupported content part type "blob"; supported: text/,
+    );
   });
 });

@@ -90,7 +90,7 @@ describe('DeepSeek-V3 template (tokenizer_config.json chat_template)', () => {
           content: null,
           tool_calls: [
             { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
-            { id: 'c2', type: 'function', function: { name: 'get_weather', arguments: { city: 'Rome' } } },
+            { id: 'c2', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Rome"}' } },
           ],
         },
         { role: 'tool', tool_call_id: 'c1', content: 'Sunny, 22C' },
@@ -98,8 +98,10 @@ describe('DeepSeek-V3 template (tokenizer_config.json chat_template)', () => {
         { role: 'assistant', content: 'Paris is sunny; Rome is rainy.' },
         { role: 'user', content: 'Thanks' },
       ],
-      opts: { tools: [weatherTool] },
-      // The JSON string prints as sent; the object prints as json.dumps (", " and ": ").
+      // transformers' raw messages: this template writes tool calls only when content is None,
+      // which vLLM's normalization turns into '' (test/chat-messages.test.ts covers that mode).
+      opts: { tools: [weatherTool], normalize: 'none' },
+      // The JSON strings print as sent.
       expected:
         `${BOS_DS}<｜User｜>Weather in Paris and Rome?` +
         '<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city":"Paris"}\n```<｜tool▁call▁end｜>' +
@@ -116,7 +118,7 @@ describe('DeepSeek-V3 template (tokenizer_config.json chat_template)', () => {
         { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
         { role: 'tool', content: '-3C' },
       ],
-      opts: { addGenerationPrompt: true },
+      opts: { addGenerationPrompt: true, normalize: 'none' },
       expected:
         `${BOS_DS}<｜User｜>Weather?` +
         '<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Oslo"}\n```<｜tool▁call▁end｜>' +
@@ -310,13 +312,23 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
     ],
     ['tojson of object arguments', { city: 'Paris', nested: { ok: true } }, TOJSON, '{"city": "Paris", "nested": {"ok": true}}'],
     ['non-ASCII survives json.dumps(ensure_ascii=False)', { city: 'Zürich 東京' }, CONCAT, 'x{"city": "Zürich 東京"}'],
-    ['a non-JSON string stays a string', 'not json', CONCAT, 'xnot json'],
-    ['a non-JSON string is a string', 'not json', IS_STRING, 'true'],
-    ['a JSON array string stays a string', '[1,2]', CONCAT, 'x[1,2]'],
     ['a JSON object string is a mapping, not a string', '{"a":1}', IS_STRING, 'false'],
+    // vLLM's _postprocess_messages: a string that is not JSON becomes {} (printed as its JSON text, "{}").
+    ['a non-JSON string becomes {} (vLLM)', 'not json', CONCAT, 'x{}'],
+    ['a non-JSON string is then no string', 'not json', IS_STRING, 'false'],
   ];
   it.each(cases)('%s', (_name, args, template, expected) => {
     expect(tok('qwen3').renderChat(call(args), { chatTemplate: template })).toBe(expected);
+  });
+  // normalize 'none' (transformers): every string stays the string it was.
+  const raw: Array<[string, unknown, string, string]> = [
+    ['a non-JSON string stays a string', 'not json', CONCAT, 'xnot json'],
+    ['a non-JSON string is a string', 'not json', IS_STRING, 'true'],
+    ['a JSON array string stays a string', '[1,2]', CONCAT, 'x[1,2]'],
+    ['a JSON object string stays a string too', '{"a":1}', IS_STRING, 'true'],
+  ];
+  it.each(raw)("normalize 'none': %s", (_name, args, template, expected) => {
+    expect(tok('qwen3').renderChat(call(args), { chatTemplate: template, normalize: 'none' })).toBe(expected);
   });
 
   // JSON-string arguments are parsed and later re-serialised by `| tojson`. What vLLM (json.loads, then

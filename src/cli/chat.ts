@@ -1,5 +1,8 @@
 import { Command, Option } from 'commander';
 import { PromptencError, describeValue } from '../errors.js';
+import { checkKwargs } from '../chat-options.js';
+import type { NormalizeMode } from '../chat-messages.js';
+import type { PromptTokenizer } from '../tokenizer.js';
 import type { ChatOptions } from '../options.js';
 import type { ChatMessage } from '../template/messages.js';
 import type { ChatTokenBreakdown } from '../accounting.js';
@@ -12,6 +15,7 @@ interface ChatFlags extends ModelFlags {
   tools?: string;
   template?: string;
   kwargs?: string;
+  normalize: NormalizeMode;
   generationPrompt: boolean;
   maxTokens?: string;
   format: 'json' | 'prompt' | 'ids' | 'count' | 'pretty' | 'breakdown';
@@ -26,13 +30,15 @@ function firstWords(m: ChatMessage): string {
 }
 
 /** A per-message table: role, first words, tokens, share of the total. */
-export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown): string {
+export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown, toolsGiven = false): string {
   const pct = (n: number) => (b.total === 0 ? '0.0%' : `${((100 * n) / b.total).toFixed(1)}%`);
   const rows: string[][] = [['#', 'role', 'first words', 'tokens', 'share']];
   messages.forEach((m, i) => {
     rows.push([String(i), m.role, firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]);
   });
-  rows.push(['', 'tools', '', String(b.tools), pct(b.tools)]);
+  const toolsNote =
+    toolsGiven && b.tools === 0 ? '(the template renders none of the tools it was given)' : toolsGiven ? '(tool definitions and their scaffolding)' : '';
+  rows.push(['', 'tools', toolsNote, String(b.tools), pct(b.tools)]);
   rows.push(['', 'template', '(role headers, BOS, generation prompt)', String(b.template), pct(b.template)]);
   rows.push(['', 'total', '', String(b.total), '100.0%']);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => [...r[c]!].length)));
@@ -62,22 +68,39 @@ export async function readConversation(file: string): Promise<{ messages: unknow
 
 export async function chatOptionsFromFlags(flags: ChatFlags, fileTools: unknown): Promise<ChatOptions> {
   const tools = flags.tools !== undefined ? await readJsonFile(flags.tools, '--tools') : fileTools;
+  const kwargs = flags.kwargs !== undefined ? parseJsonFlag(flags.kwargs, '--kwargs') : undefined;
+  if (kwargs !== undefined) checkKwargs(kwargs, 'cli');
   return {
     tools: tools as ChatOptions['tools'],
     addGenerationPrompt: flags.generationPrompt,
     chatTemplate: flags.template !== undefined ? await readTextFile(flags.template, '--template') : undefined,
-    kwargs: flags.kwargs !== undefined ? parseJsonFlag(flags.kwargs, '--kwargs') : undefined,
+    kwargs,
+    normalize: flags.normalize,
   };
+}
+
+/** A model without a chat template: say how to give one (the bundled gpt-oss tokenizer ships none). */
+function requireTemplate(tok: PromptTokenizer, opts: ChatOptions): void {
+  if (opts.chatTemplate !== undefined || tok.chatTemplate !== undefined) return;
+  const harmony = /gpt-?oss/i.test(tok.tokenizerPath)
+    ? " For gpt-oss that is the harmony template: chat_template.jinja of openai/gpt-oss-20b on the Hugging Face hub, or llama.cpp's models/templates/openai-gpt-oss-120b.jinja."
+    : '';
+  throw new PromptencError('E_TEMPLATE_MISSING', `${tok.tokenizerPath} has no chat template; pass one with --template FILE.${harmony}`);
 }
 
 export function chatCommand(): Command {
   return addModelOptions(new Command('chat').description('render a conversation with the chat template and encode it'))
-    .option('--messages <file>', 'JSON: an array of messages, or {"messages": [...], "tools": [...]}')
+    .option('--messages <file>', 'JSON: an array of messages, or {"messages": [...], "tools": [...]} ("-" for stdin)')
     .option('--jsonl <file>', 'JSONL conversations in ("-" for stdin), one {"ids","count"} line out per record, on worker threads')
     .option('--threads <n>', 'worker threads for --jsonl (default: cores - 1, at least 1)')
     .option('--tools <file>', 'JSON array of tool definitions (overrides tools in the messages file)')
     .option('--template <file>', "a Jinja chat template that overrides the model's")
     .option('--kwargs <json>', 'extra template variables, e.g. \'{"enable_thinking": false}\'')
+    .addOption(
+      new Option('--normalize <mode>', 'messages as vLLM hands them to the template (vllm), or exactly as given, as transformers does (none)')
+        .choices(['vllm', 'none'])
+        .default('vllm'),
+    )
     .option('--no-generation-prompt', 'do not append the assistant generation prompt')
     .option('--max-tokens <n>', 'drop the oldest turns first so the prompt fits in N tokens')
     .addOption(new Option('--format <fmt>', 'output format').choices(['json', 'prompt', 'ids', 'count', 'pretty', 'breakdown']).default('json'))
@@ -100,6 +123,7 @@ export function chatCommand(): Command {
       const tok = await loadFromFlags(flags);
       const convo = await readConversation(flags.messages!);
       const opts = await chatOptionsFromFlags(flags, convo.tools);
+      requireTemplate(tok, opts);
       let messages = convo.messages as ChatMessage[];
       if (flags.maxTokens !== undefined) {
         if (!/^\d+$/.test(flags.maxTokens)) throw new UsageError(`--max-tokens: expected a non-negative integer, received ${JSON.stringify(flags.maxTokens)}`);
@@ -108,7 +132,13 @@ export function chatCommand(): Command {
         messages = fit.messages;
       }
       if (flags.format === 'breakdown') {
-        process.stdout.write(formatBreakdown(messages, tok.countChatByMessage(messages, opts)));
+        process.stdout.write(
+          formatBreakdown(
+            messages,
+            tok.countChatByMessage(messages, opts),
+            opts.tools !== undefined && opts.tools !== null && (opts.tools as unknown[]).length > 0,
+          ),
+        );
         return;
       }
       const prompt = tok.renderChat(messages, opts);
@@ -129,7 +159,7 @@ export function chatCommand(): Command {
           process.stdout.write(formatPretty(tok, ids, Boolean(process.stdout.isTTY)));
           return;
         default:
-          writeOut(JSON.stringify({ prompt, ids: Array.from(ids), count: ids.length }));
+          writeOut(JSON.stringify({ prompt, ids: Array.from(ids), count: ids.length, backend: tok.backend }));
       }
     });
 }

@@ -43,12 +43,14 @@ export async function readTextFile(path: string, what: string): Promise<string> 
   }
 }
 
+/** A JSON file, or stdin for "-"; a UTF-8 BOM (Windows editors write one) is skipped, as Python's utf-8-sig does. */
 export async function readJsonFile(path: string, what: string): Promise<unknown> {
-  const text = await readTextFile(path, what);
+  let text = path === '-' ? await readStdin() : await readTextFile(path, what);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new PromptencError('E_MESSAGES_INVALID', `${what}: ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new PromptencError('E_MESSAGES_INVALID', `${what}: ${path === '-' ? 'stdin' : path} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
 }
 

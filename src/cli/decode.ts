@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { PromptencError } from '../errors.js';
+import type { PromptTokenizer } from '../tokenizer.js';
 import { addModelOptions, loadFromFlags, readStdin, readTextFile, writeOut, UsageError, type ModelFlags } from './common.js';
 
 interface DecodeFlags extends ModelFlags {
@@ -29,6 +30,23 @@ export function parseIds(text: string, where: string): number[] {
   });
 }
 
+/**
+ * Every id must name a token: the library's decode skips unknown ids as HF does, which on the
+ * command line printed an empty line for a typo. Models without a vocabulary table are not checked.
+ */
+export function checkIdsInRange(tok: PromptTokenizer, ids: readonly number[], where: string): void {
+  const size = tok.impl.vocabulary?.size;
+  if (size === undefined) return;
+  const maxAdded = Math.max(-1, ...tok.addedTokens.keys());
+  ids.forEach((id, i) => {
+    if (id < size || tok.addedTokens.has(id)) return;
+    throw new PromptencError(
+      'E_IDS_INVALID',
+      `${where}[${i}]: ${id} is not a token id of this tokenizer (the vocabulary is 0-${size - 1}${maxAdded >= size ? `, added tokens up to ${maxAdded}` : ''})`,
+    );
+  });
+}
+
 export function decodeCommand(): Command {
   return addModelOptions(new Command('decode').description('decode token ids into text'))
     .option('--ids <list>', 'comma-separated token ids, e.g. 1,2,3')
@@ -38,7 +56,9 @@ export function decodeCommand(): Command {
       if (flags.ids !== undefined && flags.file !== undefined) throw new UsageError('use either --ids or --file, not both');
       const tok = await loadFromFlags(flags);
       const raw = flags.ids ?? (flags.file !== undefined ? await readTextFile(flags.file, '--file') : await readStdin());
-      const ids = parseIds(raw, flags.ids !== undefined ? '--ids' : 'ids');
+      const where = flags.ids !== undefined ? '--ids' : 'ids';
+      const ids = parseIds(raw, where);
+      checkIdsInRange(tok, ids, where);
       writeOut(tok.decode(ids, { skipSpecialTokens: flags.skipSpecialTokens === true }));
     });
 }
