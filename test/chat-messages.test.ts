@@ -317,3 +317,94 @@ describe('messages vLLM refuses for a text-only model', () => {
     );
   });
 });
+
+describe('options that cannot be misspelled', () => {
+  const msgs: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+  const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    [
+      "transformers' add_generation_prompt",
+      { add_generation_prompt: false },
+      'E_ARGUMENT',
+      /options\.add_generation_prompt: unknown chat option; did you mean options\.addGenerationPrompt\?/,
+    ],
+    [
+      'enable_thinking at the top level',
+      { enable_thinking: false },
+      'E_ARGUMENT',
+      /options\.enable_thinking: unknown chat option; template variables go in options\.kwargs/,
+    ],
+    ['tool for tools', { tool: [] }, 'E_ARGUMENT', /options\.tool: unknown chat option; did you mean options\.tools\?/],
+    ['chat_template for chatTemplate', { chat_template: '{{ 1 }}' }, 'E_ARGUMENT', /did you mean options\.chatTemplate\?/],
+    ['generationPrompt', { generationPrompt: false }, 'E_ARGUMENT', /did you mean options\.addGenerationPrompt\?/],
+    ['normalize misspelled', { normalise: 'none' }, 'E_ARGUMENT', /did you mean options\.normalize\?/],
+    ['normalize with a bad value', { normalize: 'raw' }, 'E_ARGUMENT', /options\.normalize: expected 'vllm' or 'none', received "raw"/],
+    [
+      'kwargs.add_generation_prompt',
+      { kwargs: { add_generation_prompt: false } },
+      'E_ARGUMENT',
+      /options\.kwargs\.add_generation_prompt: collides with options\.addGenerationPrompt/,
+    ],
+    ['kwargs.messages', { kwargs: { messages: [] } }, 'E_ARGUMENT', /options\.kwargs\.messages: collides with the messages argument/],
+    ['kwargs.tools', { kwargs: { tools: [] } }, 'E_ARGUMENT', /options\.kwargs\.tools: collides with options\.tools/],
+    [
+      'kwargs.chat_template (vLLM refuses it too)',
+      { kwargs: { chat_template: 'x' } },
+      'E_ARGUMENT',
+      /options\.kwargs\.chat_template: collides with options\.chatTemplate/,
+    ],
+    ['kwargs.tokenize (vLLM refuses it too)', { kwargs: { tokenize: true } }, 'E_ARGUMENT', /options\.kwargs\.tokenize: collides/],
+    [
+      'a template name the model does not have',
+      { chatTemplate: 'tool_use' },
+      'E_TEMPLATE_MISSING',
+      /options\.chatTemplate: "tool_use" is not a named template of .* \(it has no named templates\)/,
+    ],
+  ];
+  it.each(cases)('%s', (_name, opts, code, message) => {
+    let caught: (Error & { code?: string }) | undefined;
+    try {
+      tok('qwen3').renderChat(msgs, opts as ChatOptions);
+    } catch (e) {
+      caught = e as Error & { code?: string };
+    }
+    expect(caught?.code).toBe(code);
+    expect(caught?.message).toMatch(message);
+  });
+  it('the same checks guard sessions and fitChat', () => {
+    expect(() =>
+      tok('qwen3')
+        .createSession()
+        .encodeChat(msgs, { add_generation_prompt: false } as ChatOptions),
+    ).toThrow(/did you mean options\.addGenerationPrompt/);
+    expect(() => tok('qwen3').fitChat(msgs, { maxTokens: 100, tool: [] } as never)).toThrow(/did you mean options\.tools/);
+  });
+  it('documents and other template variables in kwargs are fine', () => {
+    expect(tok('qwen3').renderChat(msgs, { kwargs: { enable_thinking: false, documents: null } })).toContain('<think>\n\n</think>');
+  });
+});
+
+describe('roles and template errors', () => {
+  it("any role string reaches the template (firefunction-v1's functions role)", () => {
+    const t = '{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}';
+    expect(
+      tok('qwen3').renderChat(
+        [
+          { role: 'functions', content: 'f()' },
+          { role: 'observation', content: 'o' },
+        ],
+        { chatTemplate: t },
+      ),
+    ).toBe('[functions:f()][observation:o]');
+  });
+  it('a raise_exception names the message it is about', () => {
+    const t =
+      "{% for m in messages %}{% if m.role == 'tool' and m.tool_call_id is not defined %}{{ raise_exception('tool results need an id') }}{% endif %}{{ m.content }}{% endfor %}";
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+      { role: 'tool', content: 'c' },
+      { role: 'user', content: 'd' },
+    ];
+    expect(() => tok('qwen3').renderChat(messages, { chatTemplate: t })).toThrow(/^messages\[2\] \(tool\): chat template raised: tool results need an id$/);
+  });
+});

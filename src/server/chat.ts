@@ -15,6 +15,8 @@ export interface ChatFields {
   chat_template?: string | null;
   chat_template_kwargs?: Record<string, unknown> | null;
   session_id?: string;
+  /** promptenc's: 'vllm' (default) normalizes messages as vLLM does, 'none' passes them as given (transformers). */
+  normalize?: 'vllm' | 'none';
 }
 
 const NULLABLE_OBJECT = { type: ['object', 'null'] };
@@ -31,6 +33,7 @@ export const CHAT_PROPERTIES = {
   chat_template: { type: ['string', 'null'] },
   chat_template_kwargs: NULLABLE_OBJECT,
   session_id: { type: 'string', minLength: 1, maxLength: 256 },
+  normalize: { enum: ['vllm', 'none'] },
 } as const;
 
 /** Python's str.isspace() set, which str.strip() removes (JS trim() differs on \x1c-\x1f and \x85). */
@@ -81,6 +84,7 @@ export function chatOptions(model: ServedModel, f: ChatFields): ChatOptions {
     addGenerationPrompt,
     chatTemplate: f.chat_template ?? model.spec.chatTemplate,
     kwargs,
+    ...(f.normalize !== undefined ? { normalize: f.normalize } : {}),
   };
 }
 
