@@ -34,10 +34,12 @@ export function formatBreakdown(messages: ChatMessage[], b: ChatTokenBreakdown, 
   const pct = (n: number) => (b.total === 0 ? '0.0%' : `${((100 * n) / b.total).toFixed(1)}%`);
   const rows: string[][] = [['#', 'role', 'first words', 'tokens', 'share']];
   messages.forEach((m, i) => {
-    rows.push([String(i), m.role, firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]);
+    // DeepSeek-V3's template writes tool calls only when content is None, which vLLM's normalization makes ''.
+    const dropped = b.messages[i] === 0 && Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
+    rows.push([String(i), m.role, dropped ? '(tool calls the template leaves out)' : firstWords(m), String(b.messages[i]), pct(b.messages[i]!)]);
   });
-  const toolsNote =
-    toolsGiven && b.tools === 0 ? '(the template renders none of the tools it was given)' : toolsGiven ? '(tool definitions and their scaffolding)' : '';
+  const ignored = b.toolsIgnored ?? (toolsGiven && b.tools === 0);
+  const toolsNote = ignored ? '(the template renders none of the tools it was given)' : toolsGiven ? '(tool definitions and their scaffolding)' : '';
   rows.push(['', 'tools', toolsNote, String(b.tools), pct(b.tools)]);
   rows.push(['', 'template', '(role headers, BOS, generation prompt)', String(b.template), pct(b.template)]);
   rows.push(['', 'total', '', String(b.total), '100.0%']);
