@@ -315,12 +315,20 @@ export class PromptTokenizer {
     let text: string;
     let extra = 0;
     if (typeof input === 'string') {
-      const { addSpecialTokens, ...rest } = opts;
-      if (Object.keys(rest).length > 0) checkChatOptions(rest, ['addSpecialTokens']);
+      checkText(input, 'input');
+      const { addSpecialTokens, splitSpecialTokens, ...rest } = opts;
+      const stray = Object.keys(rest)[0];
+      if (stray !== undefined)
+        throw new PromptencError('E_ARGUMENT', `options.${stray}: not an option of isWithinTokenLimit for a text (addSpecialTokens, splitSpecialTokens)`);
+      if (splitSpecialTokens === true) {
+        // Special-token text read as text: a rare mode, counted whole.
+        const n = this.count(input, { addSpecialTokens, splitSpecialTokens });
+        return n <= limit ? n : false;
+      }
       text = input;
       if (addSpecialTokens !== false) extra = this.wrap.prefix.length + this.wrap.suffix.length;
     } else {
-      const { addSpecialTokens: _ignored, ...chat } = opts;
+      const { addSpecialTokens: _a, splitSpecialTokens: _s, ...chat } = opts;
       text = this.renderChat(input, chat);
     }
     if (limit - extra < 0) return false;
