@@ -204,6 +204,7 @@ function prepareMessages(
     if (wrap) {
       msg = { ...m, content: wrapContent(m.content, i, wrap) };
       if (typeof m.reasoning_content === 'string') msg.reasoning_content = wrap(m.reasoning_content, i);
+      if (typeof m.reasoning === 'string') msg.reasoning = wrap(m.reasoning, i);
     }
     if (!m.tool_calls || m.tool_calls.length === 0) return msg;
     const toolCalls = m.tool_calls.map((tc, j) => {
