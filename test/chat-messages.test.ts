@@ -14,8 +14,8 @@ import { loadTokenizer, type ChatMessage, type ChatOptions, type PromptTokenizer
 import { detectContentFormat, normalizeMessages } from '../src/chat-messages.js';
 import { AGENT_CONVERSATIONS, MEDIA_CONVERSATION } from './fixtures/agent-conversations.js';
 import { modelPath, oracleEncode, type ModelName } from './helpers/oracle.js';
-import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
-import { pyDetectFormat, pyRenderVllm } from './helpers/py-render-vllm.js';
+import { HAVE_PYTHON_JINJA } from './helpers/py-render.js';
+import { pyDetectFormats, pyRenderVllmBatch, type VllmRenderRequest, type VllmRenderResult } from './helpers/py-render-vllm.js';
 
 const require = createRequire(import.meta.url);
 // ../shared next to the project (/work/main → /work/shared); worktrees sit one level deeper.
@@ -72,7 +72,8 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('content format detection = vLLM rules over 
     sources.push(['gemma3', gemma.chat_template]);
     for (const f of sharedTemplates) sources.push([f, readShared(f)]);
     const got = Object.fromEntries(sources.map(([n, s]) => [n, detectContentFormat(s)]));
-    const want = Object.fromEntries(sources.map(([n, s]) => [n, pyDetectFormat(s)]));
+    const formats = pyDetectFormats(sources.map(([, s]) => s));
+    const want = Object.fromEntries(sources.map(([n], i) => [n, formats[i]]));
     expect(got).toEqual(want);
     // The table is not all one answer: GLM and Gemma 3 iterate over content parts.
     expect(Object.values(got)).toContain('openai');
@@ -92,8 +93,11 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('content format detection = vLLM rules over 
     ],
     ['does not parse', '{% for m in messages %}'],
   ];
-  it.each(rules)('%s', (_name, source) => {
-    expect(detectContentFormat(source)).toBe(pyDetectFormat(source));
+  it('the rules one by one', () => {
+    const want = pyDetectFormats(rules.map(([, source]) => source));
+    expect(Object.fromEntries(rules.map(([name, source]) => [name, detectContentFormat(source)]))).toEqual(
+      Object.fromEntries(rules.map(([name], i) => [name, want[i]])),
+    );
   });
 });
 
@@ -105,20 +109,39 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('content format detection = vLLM rules over 
  */
 const ENGINE_GAPS = new Set(['shared/hermes-3-llama-3.1-tool-use.jinja', 'shared/seed-oss.jinja']);
 
+/** Python's answers for a table, computed in one process per table: `${label}|${conversation}` → result. */
+function oracleTable(requests: Array<[string, VllmRenderRequest]>): Map<string, VllmRenderResult> {
+  const results = pyRenderVllmBatch(requests.map(([, r]) => r));
+  return new Map(requests.map(([key], i) => [key, results[i]!]));
+}
+
 describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our render = Python with vLLM normalization', () => {
+  const templateOf = (target: ReturnType<typeof targets>[number]) =>
+    target.template !== undefined ? readShared(target.template) : tok(target.model).chatTemplate!;
+  let oracle: Map<string, VllmRenderResult>;
+  beforeAll(() => {
+    oracle = oracleTable(
+      targets().flatMap((target) =>
+        AGENT_CONVERSATIONS.map((convo): [string, VllmRenderRequest] => [
+          `${target.label}|${convo.name}`,
+          {
+            template: templateOf(target),
+            messages: convo.messages,
+            tools: convo.tools ?? null,
+            add_generation_prompt: true,
+            special_tokens: specialTokens(target.model),
+          },
+        ]),
+      ),
+    );
+  });
   for (const target of targets()) {
     describe(target.label, () => {
       it.each(AGENT_CONVERSATIONS.map((c) => [c.name, c] as const))('%s', async (_name, convo) => {
         const t = tok(target.model);
-        const template = target.template !== undefined ? readShared(target.template) : t.chatTemplate!;
+        const template = templateOf(target);
         const opts: ChatOptions = { tools: convo.tools as never, ...(target.template !== undefined ? { chatTemplate: template } : {}) };
-        const py = pyRenderVllm({
-          template,
-          messages: convo.messages,
-          tools: convo.tools ?? null,
-          add_generation_prompt: true,
-          special_tokens: specialTokens(target.model),
-        });
+        const py = oracle.get(`${target.label}|${convo.name}`)!;
         if (py.error !== undefined) {
           // The template itself refuses this conversation in Python: so must we.
           expect(() => t.renderChat(convo.messages as ChatMessage[], opts), py.error).toThrow(expect.objectContaining({ code: 'E_TEMPLATE' }));
@@ -139,7 +162,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
   }
 });
 
-describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_chat_template (Python, no normalization)", () => {
+describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_chat_template (Python Jinja2, no normalization)", () => {
   // Raw mode keeps string arguments strings and null as None: a template that cannot take them fails as Jinja2 does.
   /**
    * Where the engine (@huggingface/jinja) departs from Jinja2 on raw values: Jinja2's `| trim`
@@ -157,7 +180,26 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
     'llama3: arguments that are not JSON, and an empty tool_calls list',
     'llama3: a custom role (ipython), as Llama 3.1 and agent runtimes use',
   ]);
-  for (const model of ['deepseek-v3', 'qwen3', 'llama3']) {
+  const models = ['deepseek-v3', 'qwen3', 'llama3'];
+  let oracle: Map<string, VllmRenderResult>;
+  beforeAll(() => {
+    oracle = oracleTable(
+      models.flatMap((model) =>
+        AGENT_CONVERSATIONS.map((convo): [string, VllmRenderRequest] => [
+          `${model}|${convo.name}`,
+          {
+            template: tok(model).chatTemplate!,
+            messages: convo.messages,
+            tools: convo.tools ?? null,
+            add_generation_prompt: true,
+            special_tokens: specialTokens(model),
+            normalize: 'none',
+          },
+        ]),
+      ),
+    );
+  });
+  for (const model of models) {
     it.each(AGENT_CONVERSATIONS.map((c) => [c.name, c] as const))(`${model}: %s`, async (name, convo) => {
       const t = tok(model);
       const opts: ChatOptions = { tools: convo.tools as never, normalize: 'none' };
@@ -168,15 +210,8 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
           return '<error>';
         }
       };
-      const want = outcome(() =>
-        pyRender({
-          template: t.chatTemplate!,
-          messages: convo.messages,
-          tools: convo.tools ?? null,
-          add_generation_prompt: true,
-          special_tokens: specialTokens(model),
-        }),
-      );
+      const py = oracle.get(`${model}|${name}`)!;
+      const want = py.error !== undefined ? '<error>' : py.prompt!;
       const got = outcome(() => t.renderChat(convo.messages as ChatMessage[], opts));
       if (RAW_ENGINE_GAPS.has(`${model}: ${name}`)) {
         console.warn(`chat-messages.test: raw ${model}: ${name} is a known engine gap (RAW_ENGINE_GAPS)`);

@@ -11,8 +11,9 @@
 3. Rendering: Jinja2 configured as transformers' chat_template_utils.py configures it.
 
 Reads one JSON request on stdin: {template, messages, tools, add_generation_prompt,
-special_tokens, kwargs, normalize: "vllm" | "none", detect_only}. Writes {"prompt", "format"},
-{"format"} for detect_only, or {"error"}.
+special_tokens, kwargs, normalize: "vllm" | "none", detect_only}, or a list of them. Writes
+{"prompt", "format"}, {"format"} for detect_only, or {"error", "format"}; a list for a list.
+normalize "none" is transformers' apply_chat_template alone.
 """
 import json
 import sys
@@ -221,12 +222,10 @@ def normalize(messages, fmt):
 # ---- 3. render ----
 
 
-def main():
-    req = json.load(sys.stdin)
+def handle(req):
     fmt = detect(req["template"])
     if req.get("detect_only"):
-        json.dump({"format": fmt}, sys.stdout)
-        return
+        return {"format": fmt}
     try:
         messages = req["messages"]
         if req.get("normalize", "vllm") == "vllm":
@@ -235,11 +234,16 @@ def main():
         ctx = dict(req.get("special_tokens", {}))
         ctx.update(messages=messages, tools=req.get("tools"), documents=None, add_generation_prompt=req.get("add_generation_prompt", True))
         ctx.update(req.get("kwargs", {}))
-        rendered = template.render(**ctx)
+        return {"prompt": template.render(**ctx), "format": fmt}
     except Exception as e:  # noqa: BLE001 - the oracle reports any failure
-        json.dump({"error": f"{type(e).__name__}: {e}", "format": fmt}, sys.stdout)
-        return
-    json.dump({"prompt": rendered, "format": fmt}, sys.stdout, ensure_ascii=False)
+        return {"error": f"{type(e).__name__}: {e}", "format": fmt}
+
+
+def main():
+    req = json.load(sys.stdin)
+    # A list of requests is answered with a list, in one process.
+    out = [handle(r) for r in req] if isinstance(req, list) else handle(req)
+    json.dump(out, sys.stdout, ensure_ascii=False)
 
 
 main()
