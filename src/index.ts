@@ -8,3 +8,6 @@ export { BUNDLED_MODELS } from './load.js';
 export { enableFastTemplates } from './template/v8-tuning.js';
 export type { ChatMessage, ToolCall, ToolDefinition, ContentPart } from './template/messages.js';
 export type { Backend, BackendKind, BackendChoice } from './backend/types.js';
+export { normalizeMessages, detectContentFormat } from './chat-messages.js';
+export type { NormalizeMode, ContentFormat } from './chat-messages.js';
+export type { ChatTokenBreakdown } from './accounting.js';
