@@ -443,3 +443,21 @@ describe('roles and template errors', () => {
     expect(() => tok('qwen3').renderChat(messages, { chatTemplate: t })).toThrow(/^messages\[2\] \(tool\): chat template raised: tool results need an id$/);
   });
 });
+
+describe('sessions', () => {
+  it('a session that switches normalize between calls gives what a full encode gives each time', () => {
+    const t = tok('qwen3');
+    const s = t.createSession();
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{"a":1.0}' } }] },
+      { role: 'tool', content: 'ok' },
+    ];
+    for (const normalize of ['vllm', 'none', 'none', 'vllm', 'none'] as const) {
+      const grown = [...messages, { role: 'user', content: `turn ${normalize}` }];
+      expect(Array.from(s.encodeChat(grown, { normalize })), normalize).toEqual(Array.from(t.encodeChat(grown, { normalize })));
+    }
+    // The two modes differ here: vLLM parses the arguments, transformers prints the string.
+    expect(t.renderChat(messages, { normalize: 'none' })).not.toBe(t.renderChat(messages));
+  });
+});

@@ -230,8 +230,13 @@ function prepareMessages(
  * message in place). Runtime values are never mutated by rendering (only namespaces are), so
  * sharing them between renders is safe; conversion is most of an incremental render otherwise.
  */
-function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): RuntimeLike {
-  const cache = memo.messages as Array<{ snap: MessageSnapshot; value: RuntimeLike }>;
+function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo, argumentsAsGiven: boolean): RuntimeLike {
+  const cache = memo.messages as Array<{ snap: MessageSnapshot; value: RuntimeLike }> & { argumentsAsGiven?: boolean };
+  // Values converted under the other arguments rule (normalize 'none' vs 'vllm') are not reused.
+  if ((cache.argumentsAsGiven === true) !== argumentsAsGiven) {
+    cache.length = 0;
+    cache.argumentsAsGiven = argumentsAsGiven;
+  }
   const out: RuntimeLike[] = new Array(messages.length);
   const miss: number[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -240,7 +245,11 @@ function cachedMessages(messages: readonly ChatMessage[], memo: RenderMemo): Run
     else miss.push(i);
   }
   if (miss.length > 0) {
-    const { messages: prepared, texts } = prepareMessages(miss.map((i) => messages[i]!));
+    const { messages: prepared, texts } = prepareMessages(
+      miss.map((i) => messages[i]!),
+      undefined,
+      argumentsAsGiven,
+    );
     const converted = new (jinja().Environment)().set('m', prepared) as unknown as RuntimeLike;
     attachArgumentTexts(converted, texts);
     miss.forEach((i, k) => {
@@ -575,14 +584,9 @@ export class ChatTemplate {
     };
     // Incremental renders convert only the messages that changed; not with accounting's
     // wrapper, nor when kwargs replace `messages`.
-    const useCache =
-      memo !== undefined &&
-      ctx.wrap === undefined &&
-      ctx.argumentsAsGiven !== true &&
-      !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages')) &&
-      allObjects(ctx.messages);
+    const useCache = memo !== undefined && ctx.wrap === undefined && !(ctx.kwargs && Object.hasOwn(ctx.kwargs, 'messages')) && allObjects(ctx.messages);
     try {
-      const cached = useCache ? cachedMessages(ctx.messages, memo) : undefined;
+      const cached = useCache ? cachedMessages(ctx.messages, memo, ctx.argumentsAsGiven === true) : undefined;
       const { messages, texts } = cached
         ? { messages: [], texts: new Map<string, ArgumentsSource>() }
         : prepareMessages(ctx.messages, ctx.wrap, ctx.argumentsAsGiven === true);
