@@ -81,13 +81,16 @@ export async function chatOptionsFromFlags(flags: ChatFlags, fileTools: unknown)
   };
 }
 
-/** A model without a chat template: say how to give one (the bundled gpt-oss tokenizer ships none). */
-function requireTemplate(tok: PromptTokenizer, opts: ChatOptions): void {
-  if (opts.chatTemplate !== undefined || tok.chatTemplate !== undefined) return;
+/**
+ * A model without a chat template: the library's error says options.chatTemplate; the CLI says
+ * how to give one (the bundled gpt-oss tokenizer ships none).
+ */
+function withTemplateHint(tok: PromptTokenizer, err: unknown): unknown {
+  if (!(err instanceof PromptencError) || err.code !== 'E_TEMPLATE_MISSING' || !err.message.includes('has no chat template')) return err;
   const harmony = /gpt-?oss/i.test(tok.tokenizerPath)
     ? " For gpt-oss that is the harmony template: chat_template.jinja of openai/gpt-oss-20b on the Hugging Face hub, or llama.cpp's models/templates/openai-gpt-oss-120b.jinja."
     : '';
-  throw new PromptencError('E_TEMPLATE_MISSING', `${tok.tokenizerPath} has no chat template; pass one with --template FILE.${harmony}`);
+  return new PromptencError('E_TEMPLATE_MISSING', `${tok.tokenizerPath} has no chat template; pass one with --template FILE.${harmony}`, { cause: err });
 }
 
 export function chatCommand(): Command {
@@ -125,43 +128,50 @@ export function chatCommand(): Command {
       const tok = await loadFromFlags(flags);
       const convo = await readConversation(flags.messages!);
       const opts = await chatOptionsFromFlags(flags, convo.tools);
-      requireTemplate(tok, opts);
-      let messages = convo.messages as ChatMessage[];
-      if (flags.maxTokens !== undefined) {
-        if (!/^\d+$/.test(flags.maxTokens)) throw new UsageError(`--max-tokens: expected a non-negative integer, received ${JSON.stringify(flags.maxTokens)}`);
-        const fit = tok.fitChat(messages, { ...opts, maxTokens: Number(flags.maxTokens) });
-        if (fit.dropped.length > 0) process.stderr.write(`promptenc: dropped ${fit.dropped.length} message(s) to fit ${flags.maxTokens} tokens\n`);
-        messages = fit.messages;
-      }
-      if (flags.format === 'breakdown') {
-        process.stdout.write(
-          formatBreakdown(
-            messages,
-            tok.countChatByMessage(messages, opts),
-            opts.tools !== undefined && opts.tools !== null && (opts.tools as unknown[]).length > 0,
-          ),
-        );
-        return;
-      }
-      const prompt = tok.renderChat(messages, opts);
-      if (flags.format === 'prompt') {
-        process.stdout.write(prompt);
-        return;
-      }
-      // encodeChat semantics: the rendered prompt with no extra special tokens.
-      const ids = tok.encode(prompt, { addSpecialTokens: false });
-      switch (flags.format) {
-        case 'count':
-          writeOut(String(ids.length));
-          return;
-        case 'ids':
-          writeOut(Array.from(ids).join(' '));
-          return;
-        case 'pretty':
-          process.stdout.write(formatPretty(tok, ids, Boolean(process.stdout.isTTY)));
-          return;
-        default:
-          writeOut(JSON.stringify({ prompt, ids: Array.from(ids), count: ids.length, backend: tok.backend }));
+      try {
+        await renderConversation(tok, flags, convo.messages as ChatMessage[], opts);
+      } catch (err) {
+        throw withTemplateHint(tok, err);
       }
     });
+}
+
+async function renderConversation(tok: PromptTokenizer, flags: ChatFlags, given: ChatMessage[], opts: ChatOptions): Promise<void> {
+  let messages = given;
+  if (flags.maxTokens !== undefined) {
+    if (!/^\d+$/.test(flags.maxTokens)) throw new UsageError(`--max-tokens: expected a non-negative integer, received ${JSON.stringify(flags.maxTokens)}`);
+    const fit = tok.fitChat(messages, { ...opts, maxTokens: Number(flags.maxTokens) });
+    if (fit.dropped.length > 0) process.stderr.write(`promptenc: dropped ${fit.dropped.length} message(s) to fit ${flags.maxTokens} tokens\n`);
+    messages = fit.messages;
+  }
+  if (flags.format === 'breakdown') {
+    process.stdout.write(
+      formatBreakdown(
+        messages,
+        tok.countChatByMessage(messages, opts),
+        opts.tools !== undefined && opts.tools !== null && (opts.tools as unknown[]).length > 0,
+      ),
+    );
+    return;
+  }
+  const prompt = tok.renderChat(messages, opts);
+  if (flags.format === 'prompt') {
+    process.stdout.write(prompt);
+    return;
+  }
+  // encodeChat semantics: the rendered prompt with no extra special tokens.
+  const ids = tok.encode(prompt, { addSpecialTokens: false });
+  switch (flags.format) {
+    case 'count':
+      writeOut(String(ids.length));
+      return;
+    case 'ids':
+      writeOut(Array.from(ids).join(' '));
+      return;
+    case 'pretty':
+      process.stdout.write(formatPretty(tok, ids, Boolean(process.stdout.isTTY)));
+      return;
+    default:
+      writeOut(JSON.stringify({ prompt, ids: Array.from(ids), count: ids.length, backend: tok.backend }));
+  }
 }
