@@ -11,13 +11,10 @@ import { loadTokenizer, type ChatMessage, type ChatOptions, type PromptTokenizer
 import { AGENT_CONVERSATIONS } from './fixtures/agent-conversations.js';
 import { modelPath, oracleEncode, type ModelName } from './helpers/oracle.js';
 import { HAVE_PYTHON_JINJA } from './helpers/py-render.js';
+import { SHARED_DIR } from './helpers/shared-files.js';
 import { pyRenderVllm } from './helpers/py-render-vllm.js';
 
-const SHARED =
-  [process.env.PROMPTENC_SHARED, path.resolve(__dirname, '../../shared'), path.resolve(__dirname, '../../../shared')]
-    .filter((p): p is string => p !== undefined)
-    .map((p) => path.join(p, 'templates'))
-    .find((p) => existsSync(p)) ?? '';
+const SHARED = SHARED_DIR !== undefined && existsSync(path.join(SHARED_DIR, 'templates')) ? path.join(SHARED_DIR, 'templates') : '';
 if (!SHARED) console.warn('accounting-tools.test: ../shared/templates is absent; its templates are skipped');
 
 const toks = new Map<string, PromptTokenizer>();

@@ -15,17 +15,13 @@ import { detectContentFormat, normalizeMessages } from '../src/chat-messages.js'
 import { AGENT_CONVERSATIONS, MEDIA_CONVERSATION } from './fixtures/agent-conversations.js';
 import { modelPath, oracleEncode, type ModelName } from './helpers/oracle.js';
 import { HAVE_PYTHON_JINJA } from './helpers/py-render.js';
+import { SHARED_DIR } from './helpers/shared-files.js';
 import { pyDetectFormats, pyRenderVllmBatch, type VllmRenderRequest, type VllmRenderResult } from './helpers/py-render-vllm.js';
 
 const require = createRequire(import.meta.url);
-// ../shared next to the project (/work/main → /work/shared); worktrees sit one level deeper.
-const SHARED =
-  [process.env.PROMPTENC_SHARED, path.resolve(__dirname, '../../shared'), path.resolve(__dirname, '../../../shared')]
-    .filter((p): p is string => p !== undefined)
-    .map((p) => path.join(p, 'templates'))
-    .find((p) => existsSync(p)) ?? path.resolve(__dirname, '../../shared/templates');
-const HAVE_SHARED = existsSync(SHARED);
-if (!HAVE_SHARED) console.warn(`chat-messages.test: ${SHARED} is absent; the tests over its real templates are skipped`);
+const SHARED = SHARED_DIR !== undefined && existsSync(path.join(SHARED_DIR, 'templates')) ? path.join(SHARED_DIR, 'templates') : '';
+const HAVE_SHARED = SHARED !== '';
+if (!HAVE_SHARED) console.warn('SKIP chat-messages.test: ../shared/templates is absent (PROMPTENC_SHARED_DIR); the tests over its real templates are skipped');
 if (!HAVE_PYTHON_JINJA) console.warn('chat-messages.test: python3 with jinja2 is absent; the oracle comparisons are skipped');
 
 const PKG: Record<string, string> = { 'deepseek-v3': 'deepseek_v3', qwen3: 'qwen3', llama3: 'llama3', 'gpt-oss': 'gptoss' };

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
 import { HAVE_PYTHON_JINJA } from './helpers/py-render.js';
 import { pyRenderVllm } from './helpers/py-render-vllm.js';
+import { SHARED_DIR } from './helpers/shared-files.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli', 'main.js');
@@ -85,11 +86,11 @@ describe('promptenc chat: options and templates', () => {
       /^promptenc: E_TEMPLATE_MISSING: .* has no chat template; pass one with --template FILE\. For gpt-oss that is the harmony template/,
     );
   });
-  const shared = [
-    '/work/shared/templates/gpt-oss.jinja',
-    path.resolve(root, '../shared/templates/gpt-oss.jinja'),
-    path.resolve(root, '../../shared/templates/gpt-oss.jinja'),
-  ].find((p) => existsSync(p));
+  const shared =
+    SHARED_DIR !== undefined && existsSync(path.join(SHARED_DIR, 'templates', 'gpt-oss.jinja'))
+      ? path.join(SHARED_DIR, 'templates', 'gpt-oss.jinja')
+      : undefined;
+  if (!shared) console.warn('SKIP cli-messages.test: ../shared/templates/gpt-oss.jinja is absent (PROMPTENC_SHARED_DIR)');
   it.skipIf(!shared || !HAVE_PYTHON_JINJA)('gpt-oss with --template gpt-oss.jinja: Python text, oracle ids', async () => {
     const r = await run(['chat', '--model', 'gpt-oss', '--messages', example, '--template', shared!]);
     expect(r.code).toBe(0);
