@@ -18,6 +18,10 @@ import { HAVE_PYTHON_JINJA } from './helpers/py-render.js';
 import { SHARED_DIR } from './helpers/shared-files.js';
 import { pyDetectFormats, pyRenderVllmBatch, type VllmRenderRequest, type VllmRenderResult } from './helpers/py-render-vllm.js';
 
+/** The clock of every oracle render and of ours (mid-day, so a time zone does not move the date). */
+const NOW = '2026-06-15T12:00:00';
+const clock = (): Date => new Date(NOW);
+
 const require = createRequire(import.meta.url);
 const SHARED = SHARED_DIR !== undefined && existsSync(path.join(SHARED_DIR, 'templates')) ? path.join(SHARED_DIR, 'templates') : '';
 const HAVE_SHARED = SHARED !== '';
@@ -107,7 +111,8 @@ const ENGINE_GAPS = new Set(['shared/hermes-3-llama-3.1-tool-use.jinja', 'shared
 
 /** Python's answers for a table, computed in one process per table: `${label}|${conversation}` → result. */
 function oracleTable(requests: Array<[string, VllmRenderRequest]>): Map<string, VllmRenderResult> {
-  const results = pyRenderVllmBatch(requests.map(([, r]) => r));
+  // strftime_now reads a pinned clock on both sides: a run across midnight must not differ.
+  const results = pyRenderVllmBatch(requests.map(([, r]) => ({ ...r, now: NOW })));
   return new Map(requests.map(([key], i) => [key, results[i]!]));
 }
 
@@ -136,7 +141,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
       it.each(AGENT_CONVERSATIONS.map((c) => [c.name, c] as const))('%s', async (_name, convo) => {
         const t = tok(target.model);
         const template = templateOf(target);
-        const opts: ChatOptions = { tools: convo.tools as never, ...(target.template !== undefined ? { chatTemplate: template } : {}) };
+        const opts: ChatOptions = { tools: convo.tools as never, now: clock, ...(target.template !== undefined ? { chatTemplate: template } : {}) };
         const py = oracle.get(`${target.label}|${convo.name}`)!;
         if (py.error !== undefined) {
           // The template itself refuses this conversation in Python: so must we.
@@ -198,7 +203,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
   for (const model of models) {
     it.each(AGENT_CONVERSATIONS.map((c) => [c.name, c] as const))(`${model}: %s`, async (name, convo) => {
       const t = tok(model);
-      const opts: ChatOptions = { tools: convo.tools as never, normalize: 'none' };
+      const opts: ChatOptions = { tools: convo.tools as never, normalize: 'none', now: clock };
       const outcome = (f: () => string): string => {
         try {
           return f();

@@ -13,6 +13,8 @@ export interface VllmRenderRequest {
   special_tokens?: Record<string, unknown>;
   kwargs?: Record<string, unknown>;
   normalize?: 'vllm' | 'none';
+  /** An ISO time that pins strftime_now. */
+  now?: string;
 }
 
 export interface VllmRenderResult {

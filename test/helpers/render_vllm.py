@@ -11,49 +11,21 @@
 3. Rendering: Jinja2 configured as transformers' chat_template_utils.py configures it.
 
 Reads one JSON request on stdin: {template, messages, tools, add_generation_prompt,
-special_tokens, kwargs, normalize: "vllm" | "none", detect_only}, or a list of them. Writes
+special_tokens, kwargs, normalize: "vllm" | "none", detect_only, now (an ISO time that pins
+strftime_now)}, or a list of them. Writes
 {"prompt", "format"}, {"format"} for detect_only, or {"error", "format"}; a list for a list.
 normalize "none" is transformers' apply_chat_template alone.
 """
 import json
 import sys
 from collections import deque
-from datetime import datetime
 
-import jinja2
 import jinja2.nodes as nodes
-from jinja2.ext import Extension, loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 
-class GenerationTag(Extension):
-    """transformers' {% generation %} block: renders its body."""
-
-    tags = {"generation"}
-
-    def parse(self, parser):
-        lineno = next(parser.stream).lineno
-        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-        return nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
-
-    def _body(self, caller):
-        return caller()
-
-
-def raise_exception(message):
-    raise jinja2.exceptions.TemplateError(message)
-
-
-def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-
-def make_env():
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, loopcontrols])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    return env
+# transformers' environment (trim/lstrip blocks, loopcontrols, {% generation %}, tojson,
+# raise_exception, strftime_now with a clock tests can pin) is render_chat.py's, shared.
+from render_chat import make_env  # noqa: E402  (this script's directory is on sys.path)
 
 
 # ---- 1. content format ----
@@ -230,7 +202,7 @@ def handle(req):
         messages = req["messages"]
         if req.get("normalize", "vllm") == "vllm":
             messages = normalize(messages, fmt)
-        template = make_env().from_string(req["template"])
+        template = make_env(req.get("now")).from_string(req["template"])
         ctx = dict(req.get("special_tokens", {}))
         ctx.update(messages=messages, tools=req.get("tools"), documents=None, add_generation_prompt=req.get("add_generation_prompt", True))
         ctx.update(req.get("kwargs", {}))
