@@ -32,6 +32,7 @@ import {
 } from './options.js';
 import { PromptSession } from './prompt-session.js';
 import { fitChat } from './fit-chat.js';
+import { createStreamDecoder, type DecoderOptions, type StreamDecoder } from './output/decoder.js';
 
 /**
  * A loaded tokenizer plus its chat template. Policy lives here (BOS/EOS, templates,
@@ -211,6 +212,14 @@ export class PromptTokenizer {
   decode(ids: Uint32Array | readonly number[], opts: DecodeOptions = {}): string {
     checkOptions(opts, 'options');
     return this.impl.decode(toIdArray(ids), opts.skipSpecialTokens === true);
+  }
+
+  /**
+   * A streaming detokenizer: push(ids) returns the text that became final, never half a UTF-8
+   * sequence; the outputs concatenate to decode(all ids). See src/output/decoder.ts.
+   */
+  createDecoder(opts: DecoderOptions = {}): StreamDecoder {
+    return createStreamDecoder(this.impl, opts);
   }
 
   /** The prompt string, exactly as transformers' apply_chat_template(tokenize=False) renders it. */
