@@ -62,7 +62,10 @@ function byteDecoder(backend: Backend, skip: boolean, prefix: Uint32Array): Stre
     // Read the prompt's last bytes and drop the text: the decoder keeps only an unfinished tail.
     let from = prefix.length;
     let bytes = 0;
-    while (from > 0 && bytes < PREFIX_BYTES) (bytes += bytesOf(prefix.subarray(from - 1, from), skip).length), from--;
+    while (from > 0 && bytes < PREFIX_BYTES) {
+      bytes += bytesOf(prefix.subarray(from - 1, from), skip).length;
+      from--;
+    }
     utf8.decode(bytesOf(prefix.subarray(from), skip), { stream: true });
   }
   let ended = false;
