@@ -39,6 +39,7 @@ export function parseGlmCall(body: string, tools: readonly unknown[] | undefined
     const kEnd = body.indexOf(KEY_CLOSE, k);
     if (kEnd < 0) return { error: `${KEY_OPEN} without ${KEY_CLOSE}` };
     const key = body.slice(k + KEY_OPEN.length, kEnd).trim();
+    if (key === '' || key.includes('<')) return { error: `bad argument name ${JSON.stringify(key.slice(0, 40))}` };
     const v = body.indexOf(VALUE_OPEN, kEnd);
     if (v < 0 || !SEPARATOR.test(body.slice(kEnd + KEY_CLOSE.length, v))) return { error: `argument ${JSON.stringify(key)} has no ${VALUE_OPEN}` };
     const vEnd = body.indexOf(VALUE_CLOSE, v);

@@ -15,7 +15,7 @@
  * Messages of one channel are joined by a blank line.
  */
 import { parseJsonObject } from './schema.js';
-import { AfterStop, TrimmedChannel, emitCall, findFirst, holdback } from './stream.js';
+import { AfterStop, Held, TrimmedChannel, emitCall, findFirst, holdback } from './stream.js';
 import type { OutputEvent, OutputParser } from './types.js';
 
 const START = '<|start|>';
@@ -44,7 +44,7 @@ type State = 'between' | 'header' | 'body' | 'done';
 export class HarmonyParser implements OutputParser {
   private state: State = 'between';
   private buf = '';
-  private searchFrom = 0;
+  private readonly held = new Held();
   private kind: Kind = { type: 'content' };
   private readonly out: OutputEvent[] = [];
   private readonly reasoning: TrimmedChannel;
@@ -96,41 +96,39 @@ export class HarmonyParser implements OutputParser {
           }
           this.stray(this.buf.slice(0, hit[0]));
           this.buf = this.buf.slice(hit[0] + (hit[1] === START ? START.length : 0));
-          this.searchFrom = 0;
           this.state = 'header';
           continue;
         }
         case 'header': {
-          const hit = findFirst(this.buf, [MESSAGE, START, ...TERMINATORS], this.searchFrom);
+          const hit = findFirst(this.buf, [MESSAGE, START, ...TERMINATORS]);
           if (hit && hit[1] === MESSAGE) {
-            this.kind = readHeader(this.buf.slice(0, hit[0]));
+            this.kind = readHeader(this.held.take(this.buf.slice(0, hit[0])));
             this.buf = this.buf.slice(hit[0] + MESSAGE.length);
             if (this.kind.type !== 'call') {
               // A second message of a channel starts after a blank line.
               const ch = this.kind.type === 'reasoning' ? this.reasoning : this.content;
               if (!ch.empty) ch.write('\n\n');
             }
-            this.searchFrom = 0;
             this.state = 'body';
             continue;
           }
           if (hit || final) {
             const at = hit ? hit[0] : this.buf.length;
             this.out.push({ type: 'warning', message: `a harmony header without ${MESSAGE} was kept in the content` });
-            this.content.write(this.buf.slice(0, at));
+            this.content.write(this.held.take(this.buf.slice(0, at)));
             this.buf = this.buf.slice(at);
             this.state = 'between';
             if (hit && hit[1] !== START) this.buf = this.buf.slice(hit[1].length);
             if (!hit) return;
             continue;
           }
-          this.searchFrom = Math.max(0, this.buf.length - MAX_MARKER + 1);
+          this.buf = this.held.hold(this.buf, MAX_MARKER - 1);
           return;
         }
         case 'body': {
           const markers = [...TERMINATORS, START, CHANNEL];
           const kind = this.kind;
-          const hit = findFirst(this.buf, markers, kind.type === 'call' ? this.searchFrom : 0);
+          const hit = findFirst(this.buf, markers);
           if (kind.type !== 'call') {
             const ch = kind.type === 'reasoning' ? this.reasoning : this.content;
             const cut = hit ? hit[0] : final ? this.buf.length : this.buf.length - holdback(this.buf, markers);
@@ -139,11 +137,11 @@ export class HarmonyParser implements OutputParser {
             if (!hit) return;
           } else {
             if (!hit && !final) {
-              this.searchFrom = Math.max(0, this.buf.length - MAX_MARKER + 1);
+              this.buf = this.held.hold(this.buf, MAX_MARKER - 1);
               return;
             }
             const at = hit ? hit[0] : this.buf.length;
-            this.call(kind.name, this.buf.slice(0, at), hit !== undefined);
+            this.call(kind.name, this.held.take(this.buf.slice(0, at)), hit !== undefined);
             this.buf = this.buf.slice(at);
             if (!hit) return;
           }

@@ -180,13 +180,38 @@ export class AfterStop {
   }
 }
 
+/**
+ * Text held back while its fate is open (a region until its end marker, a lead until `</think>`).
+ * Kept as a list of chunks: `buf += delta` then searching the whole buffer would flatten V8's
+ * rope string on every delta, which is quadratic; only the last marker-length characters stay
+ * in the searched buffer.
+ */
+export class Held {
+  private parts: string[] = [];
+  /** Move all of `buf` but its last `keep` characters into the held chunks; return what stays. */
+  hold(buf: string, keep: number): string {
+    if (buf.length <= keep) return buf;
+    this.parts.push(buf.slice(0, buf.length - keep));
+    return buf.slice(buf.length - keep);
+  }
+  /** The held text followed by `rest`; the chunks are emptied. */
+  take(rest: string): string {
+    if (this.parts.length === 0) return rest;
+    this.parts.push(rest);
+    const all = this.parts.join('');
+    this.parts = [];
+    return all;
+  }
+}
+
 type State = 'lead' | 'reasoning' | 'content' | 'region' | 'done';
 
 export class RegionParser implements OutputParser {
   private state: State;
   private auto: boolean;
   private buf = '';
-  private searchFrom = 0;
+  private readonly held = new Held();
+  private leadDecided = false;
   private readonly out: OutputEvent[] = [];
   private readonly reasoning: TrimmedChannel;
   private readonly content: TrimmedChannel;
@@ -263,33 +288,36 @@ export class RegionParser implements OutputParser {
           this.buf = '';
           return;
         case 'lead': {
-          let i = 0;
-          while (i < this.buf.length && isSpace(this.buf.charCodeAt(i))) i++;
-          const head = this.buf.slice(i, i + THINK_OPEN.length);
-          if (head === THINK_OPEN) {
-            this.buf = this.buf.slice(i + THINK_OPEN.length);
-            this.state = 'reasoning';
-            continue;
+          if (!this.leadDecided) {
+            let i = 0;
+            while (i < this.buf.length && isSpace(this.buf.charCodeAt(i))) i++;
+            const head = this.buf.slice(i, i + THINK_OPEN.length);
+            if (head === THINK_OPEN) {
+              this.buf = this.buf.slice(i + THINK_OPEN.length);
+              this.state = 'reasoning';
+              continue;
+            }
+            if (!final && THINK_OPEN.startsWith(head)) return;
+            this.leadDecided = true;
           }
-          if (!final && THINK_OPEN.startsWith(head)) return;
           if (!this.auto) {
             this.state = 'content';
             continue;
           }
           // auto: the text is reasoning if a </think> comes before the end (or an end-of-turn marker).
-          const hit = findFirst(this.buf, [THINK_CLOSE, ...this.spec.stops], this.searchFrom);
+          const hit = findFirst(this.buf, [THINK_CLOSE, ...this.spec.stops]);
           if (hit && hit[1] === THINK_CLOSE) {
-            this.writeReasoning(this.buf.slice(0, hit[0]));
+            this.writeReasoning(this.held.take(this.buf.slice(0, hit[0])));
             this.buf = this.buf.slice(hit[0] + THINK_CLOSE.length);
             this.state = 'content';
             continue;
           }
           if (hit || final) {
-            this.searchFrom = 0;
+            this.buf = this.held.take(this.buf);
             this.state = 'content';
             continue;
           }
-          this.searchFrom = Math.max(0, this.buf.length - this.maxMarker + 1);
+          this.buf = this.held.hold(this.buf, this.maxMarker - 1);
           return;
         }
         case 'reasoning': {
@@ -338,31 +366,31 @@ export class RegionParser implements OutputParser {
             continue;
           }
           this.buf = rest;
-          this.searchFrom = 0;
           this.state = 'region';
           continue;
         }
         case 'region': {
           const { regionStart, regionEnd } = this.spec;
-          const hit = findFirst(this.buf, [regionEnd, regionStart, ...this.spec.stops], this.searchFrom);
+          // Only the end marker (or the end of the turn) closes a region: a value may hold the start marker's text.
+          const hit = findFirst(this.buf, [regionEnd, ...this.spec.stops]);
           if (hit && hit[1] === regionEnd) {
-            const body = this.buf.slice(0, hit[0]);
+            const body = this.held.take(this.buf.slice(0, hit[0]));
             this.buf = this.buf.slice(hit[0] + regionEnd.length);
             this.region(body);
             this.state = 'content';
             continue;
           }
           if (hit || final) {
-            // A new region or the end of the turn before this one ended: it stays text.
+            // The end of the turn (or of the output) before this region ended: it stays text.
             const at = hit ? hit[0] : this.buf.length;
-            this.writeContent(regionStart + this.buf.slice(0, at));
+            this.writeContent(regionStart + this.held.take(this.buf.slice(0, at)));
             this.out.push({ type: 'warning', message: `an unfinished tool call (${regionStart} without ${regionEnd}) was kept in the content` });
             this.buf = this.buf.slice(at);
             this.state = 'content';
             if (!hit) return;
             continue;
           }
-          this.searchFrom = Math.max(0, this.buf.length - this.maxMarker + 1);
+          this.buf = this.held.hold(this.buf, this.maxMarker - 1);
           return;
         }
       }
