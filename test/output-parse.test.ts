@@ -9,7 +9,7 @@ import { loadTokenizer, parseAssistantOutput, outputFormatOfTemplate, promptOpen
 import { ALL_CASES, type OutputCase } from './helpers/output-cases.js';
 import { sharedTemplate, templatesAvailable } from './helpers/output-templates.js';
 
-export function checkCase(c: OutputCase, got: ParsedOutput): void {
+function checkCase(c: OutputCase, got: ParsedOutput): void {
   expect(got.reasoning).toBe(c.reasoning);
   expect(got.content).toBe(c.content);
   expect(got.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments }))).toEqual(c.calls.map((t) => ({ name: t.name, arguments: t.arguments })));
