@@ -19,7 +19,8 @@ export interface AssistantMessageOptions {
 }
 
 export function toAssistantMessage(parsed: ParsedOutput, opts: AssistantMessageOptions = {}): ChatMessage {
-  const msg: ChatMessage = { role: 'assistant', content: parsed.content };
+  // gpt-oss's template tests `"content" in message` and then searches it, which fails on null.
+  const msg: ChatMessage = opts.format === 'gpt-oss' && parsed.content === null ? { role: 'assistant' } : { role: 'assistant', content: parsed.content };
   if (parsed.reasoning !== null) {
     if (opts.format === 'gpt-oss') msg.thinking = parsed.reasoning;
     else msg.reasoning_content = parsed.reasoning;
