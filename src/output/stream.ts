@@ -2,8 +2,9 @@
  * The streaming engine shared by the `<think>` + tool-call-region formats (glm, qwen3,
  * qwen3-coder, deepseek): a small state machine over marker strings.
  *
- * States: `lead` (the start: does a `<think>` open? with `auto`, text is also held until a
- * `</think>` shows it was reasoning), `reasoning`, `content`, `region` (inside a tool-call
+ * States: `lead` (the start: does a `<think>` open, or a tool call, which means no reasoning?
+ * with `auto`, text is also held until a `</think>` shows it was reasoning), `reasoning`,
+ * `content`, `region` (inside a tool-call
  * region, buffered until its end marker) and `done` (after an end-of-turn marker).
  *
  * Cost: O(n) in the output length overall. Text that is final is handed on at once, except a
@@ -212,6 +213,7 @@ export class RegionParser implements OutputParser {
   private buf = '';
   private readonly held = new Held();
   private leadDecided = false;
+  private leadReasoning = false;
   private readonly out: OutputEvent[] = [];
   private readonly reasoning: TrimmedChannel;
   private readonly content: TrimmedChannel;
@@ -235,7 +237,9 @@ export class RegionParser implements OutputParser {
       this.state = 'content';
       this.auto = false;
     } else if (startInReasoning === true) {
-      this.state = 'reasoning';
+      // The lead still checks for an opening tool call: an output that opens with one has no reasoning.
+      this.state = 'lead';
+      this.leadReasoning = true;
       this.auto = false;
     } else {
       this.state = 'lead';
@@ -291,14 +295,25 @@ export class RegionParser implements OutputParser {
           if (!this.leadDecided) {
             let i = 0;
             while (i < this.buf.length && isSpace(this.buf.charCodeAt(i))) i++;
-            const head = this.buf.slice(i, i + THINK_OPEN.length);
-            if (head === THINK_OPEN) {
+            const { regionStart } = this.spec;
+            const head = this.buf.slice(i, i + Math.max(THINK_OPEN.length, regionStart.length));
+            if (head.startsWith(THINK_OPEN)) {
               this.buf = this.buf.slice(i + THINK_OPEN.length);
               this.state = 'reasoning';
               continue;
             }
-            if (!final && THINK_OPEN.startsWith(head)) return;
+            // An output that opens with a tool call skipped the reasoning (the seeds' example 4:
+            // the prompt opened <think>, the model answered with a call).
+            if (head.startsWith(regionStart)) {
+              this.state = 'content';
+              continue;
+            }
+            if (!final && (THINK_OPEN.startsWith(head) || regionStart.startsWith(head))) return;
             this.leadDecided = true;
+          }
+          if (this.leadReasoning) {
+            this.state = 'reasoning';
+            continue;
           }
           if (!this.auto) {
             this.state = 'content';
