@@ -13,10 +13,11 @@
  * Two paths:
  * - Byte path, when the backend has decodeBytes (a ByteLevel decoder, JS or native): decode is a
  *   per-id byte concatenation read as UTF-8 with U+FFFD for each maximal invalid subsequence.
- *   A WHATWG TextDecoder in stream mode keeps the (at most 3) bytes of an unfinished sequence
- *   and replaces invalid ones by the same rule as Rust's String::from_utf8_lossy (both follow
- *   Unicode's "maximal subpart" practice), so the outputs concatenate to decode exactly.
- *   Cost: O(1) amortized per id (each id's bytes are produced and read once).
+ *   A streaming UTF-8 decoder (WHATWG's, Utf8Stream below) keeps the (at most 3) bytes of an
+ *   unfinished sequence and replaces invalid ones by the same rule as Rust's
+ *   String::from_utf8_lossy (both follow Unicode's "maximal subpart" practice), so the outputs
+ *   concatenate to decode exactly. Cost: O(1) amortized per id; each id's bytes are asked of the
+ *   backend once per process (memo below), larger pushes in one call.
  * - Window path, for other decoders (SentencePiece-style Replace/ByteFallback/Fuse): the method
  *   of Hugging Face tokenizers' DecodeStream and vLLM's detokenize_incrementally: decode the ids
  *   since the last emission with the previous emission's ids as left context, and emit the new
@@ -55,34 +56,147 @@ export function createStreamDecoder(backend: Backend, opts: DecoderOptions = {})
   return backend.decodeBytes ? byteDecoder(backend, skip, prefix) : windowDecoder(backend, skip, prefix);
 }
 
+/**
+ * Per backend and skip flag, each id's bytes as decodeBytes gave them, filled as ids are met:
+ * crossing into the native core (and building its Uint8Array) costs far more than the lookup,
+ * and a generation meets the same few thousand ids again and again. Bounded by the vocabulary.
+ */
+const idBytes = new WeakMap<Backend, [Array<Uint8Array | undefined>, Array<Uint8Array | undefined>]>();
+/** A push of more ids than this asks the backend once for all of them. */
+const BATCH_IDS = 16;
+
 function byteDecoder(backend: Backend, skip: boolean, prefix: Uint32Array): StreamDecoder {
   const bytesOf = backend.decodeBytes!.bind(backend);
-  let utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+  let memo = idBytes.get(backend);
+  if (!memo) idBytes.set(backend, (memo = [[], []]));
+  const table = memo[skip ? 1 : 0];
+  const one = new Uint32Array(1);
+  const bytesOfId = (id: number): Uint8Array => {
+    let b = table[id];
+    if (b === undefined) {
+      one[0] = id;
+      b = table[id] = bytesOf(one, skip);
+    }
+    return b;
+  };
+  const utf8 = new Utf8Stream();
   if (prefix.length > 0) {
     // Read the prompt's last bytes and drop the text: the decoder keeps only an unfinished tail.
     let from = prefix.length;
     let bytes = 0;
     while (from > 0 && bytes < PREFIX_BYTES) {
-      bytes += bytesOf(prefix.subarray(from - 1, from), skip).length;
       from--;
+      bytes += bytesOfId(prefix[from]!).length;
     }
-    utf8.decode(bytesOf(prefix.subarray(from), skip), { stream: true });
+    for (let i = from; i < prefix.length; i++) utf8.write(bytesOfId(prefix[i]!));
+    utf8.take();
   }
   let ended = false;
   return {
     push(ids) {
       if (ended) throw new PromptencError('E_ARGUMENT', 'decoder.push: the decoder was flushed; create a new one');
       const list = toIdArray(ids);
-      return list.length === 0 ? '' : utf8.decode(bytesOf(list, skip), { stream: true });
+      if (list.length > BATCH_IDS) utf8.write(bytesOf(list, skip));
+      else for (let i = 0; i < list.length; i++) utf8.write(bytesOfId(list[i]!));
+      return utf8.take();
     },
     flush() {
       if (ended) return '';
       ended = true;
-      const rest = utf8.decode();
-      utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-      return rest;
+      utf8.end();
+      return utf8.take();
     },
   };
+}
+
+/**
+ * The WHATWG Encoding standard's UTF-8 decoder, in stream mode: U+FFFD for each maximal invalid
+ * subsequence, the rule of Rust's String::from_utf8_lossy too (both follow Unicode's "U+FFFD
+ * substitution of maximal subparts"). TextDecoder does the same but costs ~0.7 us per call here,
+ * more than the rest of a one-id push.
+ */
+export class Utf8Stream {
+  private cp = 0;
+  private seen = 0;
+  private needed = 0;
+  private lower = 0x80;
+  private upper = 0xbf;
+  private units: number[] = [];
+  private out = '';
+
+  write(bytes: Uint8Array): void {
+    const u = this.units;
+    for (let i = 0; i < bytes.length; i++) {
+      const b = bytes[i]!;
+      if (this.needed === 0) {
+        if (b <= 0x7f) u.push(b);
+        else if (b >= 0xc2 && b <= 0xdf) {
+          this.needed = 1;
+          this.cp = b & 0x1f;
+        } else if (b >= 0xe0 && b <= 0xef) {
+          if (b === 0xe0) this.lower = 0xa0;
+          else if (b === 0xed) this.upper = 0x9f;
+          this.needed = 2;
+          this.cp = b & 0x0f;
+        } else if (b >= 0xf0 && b <= 0xf4) {
+          if (b === 0xf0) this.lower = 0x90;
+          else if (b === 0xf4) this.upper = 0x8f;
+          this.needed = 3;
+          this.cp = b & 0x07;
+        } else u.push(0xfffd);
+        continue;
+      }
+      if (b < this.lower || b > this.upper) {
+        // The sequence so far is one maximal invalid subpart; this byte starts afresh.
+        this.reset();
+        u.push(0xfffd);
+        i--;
+        continue;
+      }
+      this.lower = 0x80;
+      this.upper = 0xbf;
+      this.cp = (this.cp << 6) | (b & 0x3f);
+      if (++this.seen === this.needed) {
+        const cp = this.cp;
+        if (cp >= 0x10000) u.push(0xd800 + ((cp - 0x10000) >> 10), 0xdc00 + ((cp - 0x10000) & 0x3ff));
+        else u.push(cp);
+        this.reset();
+      }
+    }
+    if (u.length > 4096) this.spill();
+  }
+
+  /** End of stream: an unfinished sequence is one U+FFFD. */
+  end(): void {
+    if (this.needed !== 0) {
+      this.reset();
+      this.units.push(0xfffd);
+    }
+  }
+
+  /** The text decoded so far and not yet taken. */
+  take(): string {
+    this.spill();
+    const s = this.out;
+    this.out = '';
+    return s;
+  }
+
+  private spill(): void {
+    const u = this.units;
+    if (u.length === 0) return;
+    if (u.length <= 8192) this.out += String.fromCharCode.apply(null, u);
+    else for (let i = 0; i < u.length; i += 8192) this.out += String.fromCharCode.apply(null, u.slice(i, i + 8192));
+    u.length = 0;
+  }
+
+  private reset(): void {
+    this.cp = 0;
+    this.seen = 0;
+    this.needed = 0;
+    this.lower = 0x80;
+    this.upper = 0xbf;
+  }
 }
 
 const REPLACEMENT = '\ufffd';
