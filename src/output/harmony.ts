@@ -11,7 +11,8 @@
  *   preamble shown to the user, so content;
  * - a message with a recipient `functions.NAME` is a call of NAME (another recipient, a built-in
  *   tool such as `browser.search`, is a call of that name); its body is the JSON arguments;
- * - `<|return|>` ends the turn; text outside any message is kept as content, with a warning.
+ * - `<|return|>` ends the turn; text outside any message is kept as content, with a warning;
+ * - the stop tokens <|call|> and <|return|> may be missing at the end (engines leave them out).
  * Messages of one channel are joined by a blank line.
  */
 import { parseJsonObject } from './schema.js';
@@ -32,7 +33,8 @@ type Kind = { type: 'reasoning' | 'content' } | { type: 'call'; name: string };
 /** What a header says: the body's channel and recipient. */
 export function readHeader(header: string): Kind {
   const recipient = /(?:^|\s)to=([^\s<]+)/.exec(header)?.[1];
-  const channel = header.includes(CHANNEL) ? /^([^\s<]*)/.exec(header.slice(header.indexOf(CHANNEL) + CHANNEL.length))![1] : '';
+  // The last <|channel|> names the channel (llama.cpp's tests have a stray header before one).
+  const channel = header.includes(CHANNEL) ? /^([^\s<]*)/.exec(header.slice(header.lastIndexOf(CHANNEL) + CHANNEL.length))![1] : '';
   if (recipient && recipient !== 'assistant' && recipient !== 'user') {
     return { type: 'call', name: recipient.startsWith('functions.') ? recipient.slice('functions.'.length) : recipient };
   }
@@ -154,11 +156,15 @@ export class HarmonyParser implements OutputParser {
     }
   }
 
+  /**
+   * A call's body ends at <|call|> -- or at the end of the output: engines stop on <|call|> (an
+   * eos token of gpt-oss) and leave it out of the text, so a body whose JSON is whole is a call.
+   */
   private call(name: string, body: string, ended: boolean): void {
     const text = body.trim();
-    const args = text === '' ? {} : parseJsonObject(text);
-    if (!ended || !args) {
-      const why = !ended ? 'unfinished' : 'its arguments are not a JSON object';
+    const args = text === '' ? (ended ? {} : undefined) : parseJsonObject(text);
+    if (!args) {
+      const why = !ended ? 'unfinished (its JSON is not whole)' : 'its arguments are not a JSON object';
       this.out.push({ type: 'warning', message: `a tool call of ${name} was kept in the content: ${why}` });
       this.content.write(body);
       return;

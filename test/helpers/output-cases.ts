@@ -496,7 +496,37 @@ export const DEEPSEEK_CASES: OutputCase[] = [
   },
 ];
 
+// llama.cpp tests/test-chat.cpp, the GPT-OSS cases: https://github.com/ggml-org/llama.cpp/blob/master/tests/test-chat.cpp
+const LLAMA_THINK = "<|channel|>analysis<|message|>I'm\nthinking<|end|>";
+
 export const HARMONY_CASES: OutputCase[] = [
+  {
+    name: 'llama.cpp test-chat: analysis then final, no <|return|> (the engine strips the stop token)',
+    format: 'gpt-oss',
+    text: `${LLAMA_THINK}<|start|>assistant<|channel|>final<|message|>Hello, world!\nWhat's up?`,
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+    calls: [],
+    warnings: [],
+  },
+  {
+    name: 'llama.cpp test-chat: a call whose <|call|> was stripped',
+    format: 'gpt-oss',
+    text: `${LLAMA_THINK}<|start|>assistant<|channel|>commentary to=functions.special_function <|constrain|>json<|message|>{"arg1": 1}`,
+    reasoning: "I'm\nthinking",
+    content: null,
+    calls: [{ name: 'special_function', arguments: { arg1: 1 }, argumentsText: '{"arg1": 1}' }],
+    warnings: [],
+  },
+  {
+    name: "llama.cpp test-chat: a stray 'commentary to=assistant' header before the analysis channel",
+    format: 'gpt-oss',
+    text: `<|channel|>commentary to=assistant${LLAMA_THINK}<|start|>assistant<|channel|>final<|message|>Hello, world!\nWhat's up?`,
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+    calls: [],
+    warnings: [],
+  },
   {
     name: 'analysis then final',
     format: 'gpt-oss',
