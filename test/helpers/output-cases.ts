@@ -1,7 +1,9 @@
 /**
  * Model-output test cases, one table per format. Sources, cited per case:
- * - vLLM tests: https://github.com/vllm-project/vllm/blob/main/tests/tool_parsers/test_glm4_moe_tool_parser.py,
- *   .../test_deepseekv31_tool_parser.py, .../test_hermes_tool_parser.py, .../test_qwen3coder_tool_parser.py;
+ * - vLLM tests: https://github.com/vllm-project/vllm/blob/main/tests/tool_parsers/test_glm4_moe_tool_parser.py
+ *   and .../test_deepseekv31_tool_parser.py;
+ * - llama.cpp tests: https://github.com/ggml-org/llama.cpp/blob/master/tests/test-chat.cpp (the
+ *   "I'm\nthinking" / "Hello, world!\nWhat's up?" / special_function {"arg1": 1} vectors);
  * - the seeds (/work/shared/seeds/000_*.txt, the GLM examples);
  * - the formats as the model templates write them (/work/shared/templates) and the bug classes
  *   users report against the engines' parsers (unfinished calls, markers in code blocks, calls
@@ -305,6 +307,15 @@ export const GLM_CASES: OutputCase[] = [
 
 export const QWEN_CASES: OutputCase[] = [
   {
+    name: 'llama.cpp test-chat (Hermes 2 Pro): one call',
+    format: 'qwen3',
+    text: '<tool_call>\n{"name": "special_function", "arguments": {"arg1": 1}}\n</tool_call>',
+    reasoning: null,
+    content: null,
+    calls: [{ name: 'special_function', arguments: { arg1: 1 }, argumentsText: '{"arg1": 1}' }],
+    warnings: [],
+  },
+  {
     name: 'hermes single call with reasoning (Qwen3 thinks by default)',
     format: 'qwen3',
     text: '<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n</tool_call>',
@@ -422,6 +433,25 @@ const CE = '<｜tool▁call▁end｜>';
 const SEP = '<｜tool▁sep｜>';
 
 export const DEEPSEEK_CASES: OutputCase[] = [
+  {
+    name: "llama.cpp test-chat (DeepSeek R1): <think>I'm\\nthinking</think> then content",
+    format: 'deepseek-r1',
+    text: "<think>I'm\nthinking</think>Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+    calls: [],
+    warnings: [],
+  },
+  {
+    name: 'llama.cpp test-chat (DeepSeek R1, thinking forced open): no <think> in the output',
+    format: 'deepseek-r1',
+    startInReasoning: true,
+    text: "I'm\nthinking</think>Hello, world!\nWhat's up?",
+    reasoning: "I'm\nthinking",
+    content: "Hello, world!\nWhat's up?",
+    calls: [],
+    warnings: [],
+  },
   {
     name: 'vLLM v3.1 single call with content before',
     format: 'deepseek-v3.1',
