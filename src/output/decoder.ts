@@ -23,8 +23,12 @@
  *   since the last emission with the previous emission's ids as left context, and emit the new
  *   text once it does not end in U+FFFD. Cost: O(window) per push, where the window is the ids
  *   since the last emission plus the ones before it; amortized O(1) per id while text keeps
- *   completing. Limitation: a prompt whose decoded text really ends in U+FFFD has that character
- *   repeated in the first delta on this path (it cannot be told from an unfinished sequence).
+ *   completing, but a run of k ids whose text keeps ending in U+FFFD (invalid byte-fallback
+ *   tokens) costs O(k^2): cutting it short would break stream == decode, because the JS
+ *   library's ByteFallback gives one U+FFFD per invalid group, not per byte. Limitation: a prompt
+ *   whose decoded text really ends in U+FFFD has that character repeated in the first delta on
+ *   this path (it cannot be told from an unfinished sequence). Every bundled model takes the byte
+ *   path.
  */
 import type { Backend } from '../backend/types.js';
 import { toIdArray } from '../options.js';
