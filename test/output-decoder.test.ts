@@ -274,11 +274,15 @@ describe.skipIf(!glmAvailable)('GLM-4 real vocabulary', () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'promptenc-glm4-'));
     const file = path.join(tmp, 'tokenizer.json');
     writeFileSync(file, JSON.stringify(json));
-    for (const backend of native ? (['js', 'native'] as const) : (['js'] as const)) {
-      const tok = await loadTokenizer(file, { backend });
-      expect(typeof tok.impl.decodeBytes).toBe('function');
-      const n = await checkAllSplits(tok, file, Object.keys(vocab).length, specialIds(tok));
-      expect(n).toBeGreaterThan(500);
+    // The converted file, and the model directory itself (promptenc reads tiktoken rank files),
+    // both against the oracle's decode of the converted file (the same id → bytes table).
+    for (const source of [file, GLM_DIR]) {
+      for (const backend of native ? (['js', 'native'] as const) : (['js'] as const)) {
+        const tok = await loadTokenizer(source, { backend });
+        expect(typeof tok.impl.decodeBytes).toBe('function');
+        const n = await checkAllSplits(tok, file, Object.keys(vocab).length, specialIds(tok));
+        expect(n).toBeGreaterThan(500);
+      }
     }
   }, 60_000);
 });
