@@ -11,7 +11,7 @@ import { startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer(['--model', 'qwen3', '--inline-max', '2kb', '--threads', '1']);
+  server = await startServer(['--model', 'qwen3', '--model', 'llama3', '--inline-max', '2kb', '--threads', '1']);
 });
 afterAll(async () => {
   expect(await server.stop()).toBe(0);
@@ -81,6 +81,7 @@ describe('POST /v1/parse', () => {
     ['a negative id', { tokens: [-1] }, 400, 'E_REQUEST_INVALID'],
     ['an id over 2^32', { tokens: [2 ** 33] }, 400, 'E_IDS_INVALID'],
     ['an unknown model', { text: 'a', model: 'nope' }, 404, 'E_MODEL_NOT_FOUND'],
+    ['a model whose format cannot be told, and no format', { text: 'a', model: 'llama3' }, 400, 'E_ARGUMENT'],
   ] as const) {
     it(`${name} → ${status} ${code}`, async () => {
       const r = await server.post('/v1/parse', body);
