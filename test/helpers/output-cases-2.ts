@@ -187,3 +187,132 @@ export const HARMONY_CASES: OutputCase[] = [
     warnings: ['outside a harmony message'],
   },
 ];
+
+/**
+ * The bug classes of the issue, for every tool-call-region format, built from each format's own
+ * call syntax (as its template writes it): the expected values follow from how a case is put
+ * together, not from the parser.
+ */
+type Args = Record<string, string>;
+const REGION_FORMATS: Array<{ format: OutputCase['format']; call: (name: string, args: Args) => string; end: string; thinksByDefault: boolean }> = [
+  {
+    format: 'glm45',
+    call: (n, a) =>
+      `<tool_call>${n}\n${Object.entries(a)
+        .map(([k, v]) => `<arg_key>${k}</arg_key>\n<arg_value>${v}</arg_value>\n`)
+        .join('')}</tool_call>`,
+    end: '</tool_call>',
+    thinksByDefault: true,
+  },
+  {
+    format: 'glm47',
+    call: (n, a) =>
+      `<tool_call>${n}${Object.entries(a)
+        .map(([k, v]) => `<arg_key>${k}</arg_key><arg_value>${v}</arg_value>`)
+        .join('')}</tool_call>`,
+    end: '</tool_call>',
+    thinksByDefault: true,
+  },
+  { format: 'qwen3', call: (n, a) => `<tool_call>\n${JSON.stringify({ name: n, arguments: a })}\n</tool_call>`, end: '</tool_call>', thinksByDefault: true },
+  {
+    format: 'qwen3-coder',
+    call: (n, a) =>
+      `<tool_call>\n<function=${n}>\n${Object.entries(a)
+        .map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`)
+        .join('')}</function>\n</tool_call>`,
+    end: '</tool_call>',
+    thinksByDefault: false,
+  },
+  { format: 'deepseek-v3', call: (n, a) => `${B}${CB}function${SEP}${n}\n\`\`\`json\n${JSON.stringify(a)}\n\`\`\`${CE}${E}`, end: E, thinksByDefault: false },
+  { format: 'deepseek-v3.1', call: (n, a) => `${B}${CB}${n}${SEP}${JSON.stringify(a)}${CE}${E}`, end: E, thinksByDefault: false },
+  { format: 'deepseek-r1', call: (n, a) => `${B}${CB}function${SEP}${n}\n\`\`\`json\n${JSON.stringify(a)}\n\`\`\`${CE}${E}`, end: E, thinksByDefault: true },
+];
+
+export const GENERATED_CASES: OutputCase[] = REGION_FORMATS.flatMap(({ format, call, end, thinksByDefault }): OutputCase[] => {
+  const q = { q: '東京 👋 "quoted" \\ back' };
+  const c = call('search', q);
+  const two = call('a', { x: '1' }) + (format.startsWith('deepseek') ? '' : '\n') + call('b', { y: 'é' });
+  return [
+    {
+      name: 'generated: Unicode in content and arguments',
+      format,
+      text: `Voilà 🌍 ${c}`,
+      reasoning: null,
+      content: 'Voilà 🌍',
+      calls: [{ name: 'search', arguments: q }],
+      warnings: [],
+    },
+    {
+      name: 'generated: parallel calls, content before and after',
+      format,
+      startInReasoning: false,
+      text: `Two.\n${two}\nDone.`,
+      reasoning: null,
+      // The whitespace around and between the calls stays, joined (DeepSeek's calls are adjacent regions).
+      content: format.startsWith('deepseek') ? 'Two.\n\nDone.' : 'Two.\n\n\nDone.',
+      calls: [
+        { name: 'a', arguments: { x: '1' } },
+        { name: 'b', arguments: { y: 'é' } },
+      ],
+      warnings: [],
+    },
+    {
+      name: 'generated: zero-argument call',
+      format,
+      text: call('now', {}),
+      reasoning: null,
+      content: null,
+      calls: [{ name: 'now', arguments: {} }],
+      warnings: [],
+    },
+    {
+      name: 'generated: a call inside a fenced code block is text',
+      format,
+      startInReasoning: false,
+      text: `Example:\n\`\`\`\n${c}\n\`\`\``,
+      reasoning: null,
+      content: `Example:\n\`\`\`\n${c}\n\`\`\``,
+      calls: [],
+      warnings: ['inside a fenced code block'],
+    },
+    {
+      name: 'generated: a call inside <think> stays in the reasoning',
+      format,
+      text: `<think>maybe ${c}</think>Answer.`,
+      reasoning: `maybe ${c}`,
+      content: 'Answer.',
+      calls: [],
+      warnings: ['inside the reasoning'],
+    },
+    {
+      name: 'generated: reasoning without <think> at the start',
+      format,
+      ...(thinksByDefault ? {} : { startInReasoning: true }),
+      text: `Hmm, search.</think>\n${c}`,
+      reasoning: 'Hmm, search.',
+      content: null,
+      calls: [{ name: 'search', arguments: q }],
+      warnings: [],
+    },
+    {
+      name: 'generated: unfinished output (cut inside the end marker)',
+      format,
+      startInReasoning: false,
+      text: `Text ${c.slice(0, -3)}`,
+      reasoning: null,
+      content: `Text ${c.slice(0, -3)}`,
+      calls: [],
+      warnings: ['unfinished tool call'],
+    },
+    {
+      name: 'generated: the end marker as plain text in content',
+      format,
+      startInReasoning: false,
+      text: `Close it with ${end} please.`,
+      reasoning: null,
+      content: `Close it with ${end} please.`,
+      calls: [],
+      warnings: [],
+    },
+  ];
+});

@@ -12,7 +12,7 @@
  * content is trimmed), the case says so.
  */
 import type { OutputFormat } from '../../src/output/types.js';
-import { DEEPSEEK_CASES, HARMONY_CASES } from './output-cases-2.js';
+import { DEEPSEEK_CASES, GENERATED_CASES, HARMONY_CASES } from './output-cases-2.js';
 
 export interface OutputCase {
   name: string;
@@ -427,4 +427,4 @@ export const QWEN_CASES: OutputCase[] = [
   },
 ];
 
-export const ALL_CASES: OutputCase[] = [...GLM_CASES, ...QWEN_CASES, ...DEEPSEEK_CASES, ...HARMONY_CASES];
+export const ALL_CASES: OutputCase[] = [...GLM_CASES, ...QWEN_CASES, ...DEEPSEEK_CASES, ...HARMONY_CASES, ...GENERATED_CASES];
