@@ -5,7 +5,7 @@
  * Id streams mix encoded text (emoji, CJK, combining marks), random vocabulary ids (arbitrary
  * byte fragments, the stress case) and special tokens.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { nativeAddonStatus } from '../src/backend/native.js';
 import { BYTE_LEVEL_CHARS } from '../src/offsets.js';
 import { CL100K_REGEX } from '../src/families.js';
 import { oracleDecode } from './helpers/oracle.js';
+import { sharedPath } from './helpers/shared-files.js';
 
 const require = createRequire(import.meta.url);
 const native = nativeAddonStatus().available;
@@ -218,9 +219,9 @@ describe('argument checks', () => {
 
 // GLM-4's regular vocabulary (tiktoken ranks) as a ByteLevel tokenizer.json: decode only needs
 // the id → bytes table, so the merges are left empty; the added tokens are GLM's from 151329.
-const GLM_DIR = '/work/shared/models/glm-4';
-const glmAvailable = existsSync(path.join(GLM_DIR, 'tokenizer.model'));
-if (!glmAvailable) console.warn(`output-decoder: ${GLM_DIR} not found; GLM-4 vocabulary case skipped`);
+const glmModel = sharedPath('models/glm-4/tokenizer.model', "output-decoder: GLM-4's real vocabulary case");
+const GLM_DIR = glmModel !== undefined ? path.dirname(glmModel) : '';
+const glmAvailable = glmModel !== undefined;
 let tmp: string | undefined;
 afterAll(() => tmp && rmSync(tmp, { recursive: true, force: true }));
 

@@ -42,7 +42,7 @@ describe('errors', () => {
   });
 });
 
-// Which format each real template teaches (/work/shared/templates/README.md names the families).
+// Which format each real template teaches (../shared/templates/README.md names the families).
 const TEMPLATE_FORMATS: Array<[string, string | undefined]> = [
   ['glm-4.5.jinja', 'glm45'],
   ['glm-4.6.llamacpp.jinja', 'glm45'],

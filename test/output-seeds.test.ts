@@ -5,14 +5,16 @@
  * the tool-call outputs give run_shell {cmd: ...}. The seeds' texts are split on their own
  * headings; nothing is retyped.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { sharedPath } from './helpers/shared-files.js';
 import { describe, expect, it } from 'vitest';
 import { parseAssistantOutput } from '../src/index.js';
 
-const DIR = '/work/shared/seeds';
-const FILES = { en: `${DIR}/000_0104ab63a013bf7c.txt`, zh: `${DIR}/002_b547628d53125219.txt` };
-const available = existsSync(FILES.en) && existsSync(FILES.zh);
-if (!available) console.warn(`output-seeds: ${DIR} not found; seed cases skipped`);
+const FILES = {
+  en: sharedPath('seeds/000_0104ab63a013bf7c.txt', 'output-seeds: the English seed examples') ?? '',
+  zh: sharedPath('seeds/002_b547628d53125219.txt', 'output-seeds: the Chinese seed examples') ?? '',
+};
+const available = FILES.en !== '' && FILES.zh !== '';
 
 /** The text between `start` and `end` (both headings of the seed), after `from`. */
 function between(doc: string, start: string, end: string, from = 0): string {

@@ -4,8 +4,8 @@
  *   and .../test_deepseekv31_tool_parser.py;
  * - llama.cpp tests: https://github.com/ggml-org/llama.cpp/blob/master/tests/test-chat.cpp (the
  *   "I'm\nthinking" / "Hello, world!\nWhat's up?" / special_function {"arg1": 1} vectors);
- * - the seeds (/work/shared/seeds/000_*.txt, the GLM examples);
- * - the formats as the model templates write them (/work/shared/templates) and the bug classes
+ * - the seeds (../shared/seeds/000_*.txt, the GLM examples);
+ * - the formats as the model templates write them (../shared/templates) and the bug classes
  *   users report against the engines' parsers (unfinished calls, markers in code blocks, calls
  *   inside <think>, reasoning without <think>, marker text that is only text).
  * Where promptenc departs from an engine on purpose (text after the calls is kept in content,
