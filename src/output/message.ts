@@ -14,7 +14,10 @@ export interface AssistantMessageOptions {
    * hands them to the template.
    */
   arguments?: 'string' | 'object';
-  /** gpt-oss's template reads the reasoning from `thinking`; the others from `reasoning_content`. */
+  /**
+   * gpt-oss's template reads the reasoning from `thinking` (which reaches it with renderChat's
+   * `normalize: 'none'`: vLLM's preprocessing does not pass it on); the others read `reasoning_content`.
+   */
   format?: OutputFormat;
 }
 
