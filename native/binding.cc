@@ -313,7 +313,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     return DefineClass(
         env, "Encoder",
         {InstanceMethod<&EncoderWrap::Encode>("encode"), InstanceMethod<&EncoderWrap::Count>("count"),
-         InstanceMethod<&EncoderWrap::Decode>("decode"), InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
+         InstanceMethod<&EncoderWrap::Decode>("decode"), InstanceMethod<&EncoderWrap::DecodeBytes>("decodeBytes"),
+         InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
          InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"), InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
          InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
          InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
@@ -428,6 +429,20 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       const bool skip = info[1].ToBoolean().Value();
       std::string s = core_->decode(ids.Data(), ids.ElementLength(), skip);
       return Napi::String::New(info.Env(), s);
+    });
+  }
+
+  /// decodeBytes(ids, skipSpecialTokens): the UTF-8 bytes decode would read, before U+FFFD repair.
+  Napi::Value DecodeBytes(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+        throwTypeError(info.Env(), "Expected a Uint32Array for ids");
+      Napi::Uint32Array ids = info[0].As<Napi::Uint32Array>();
+      std::vector<uint8_t> bytes;
+      core_->decodeBytes(ids.Data(), ids.ElementLength(), info[1].ToBoolean().Value(), bytes);
+      Napi::Uint8Array out = Napi::Uint8Array::New(info.Env(), bytes.size());
+      if (!bytes.empty()) std::memcpy(out.Data(), bytes.data(), bytes.size());
+      return out;
     });
   }
 

@@ -1,4 +1,5 @@
 export { loadTokenizer, PromptTokenizer } from './tokenizer.js';
+export type { OutputOptions } from './tokenizer.js';
 export { PromptSession } from './prompt-session.js';
 export type { SessionDelta } from './prompt-session.js';
 export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './options.js';
@@ -11,3 +12,23 @@ export type { Backend, BackendKind, BackendChoice } from './backend/types.js';
 export { normalizeMessages, detectContentFormat } from './chat-messages.js';
 export type { NormalizeMode, ContentFormat } from './chat-messages.js';
 export type { ChatTokenBreakdown } from './accounting.js';
+export {
+  createOutputParser,
+  parseAssistantOutput,
+  toAssistantMessage,
+  OutputCollector,
+  OUTPUT_FORMATS,
+  outputFormatOfTemplate,
+  promptOpensReasoning,
+} from './output/index.js';
+export type {
+  OutputFormat,
+  OutputEvent,
+  OutputParser,
+  OutputParserOptions,
+  ParsedOutput,
+  ParsedToolCall,
+  StreamDecoder,
+  DecoderOptions,
+  AssistantMessageOptions,
+} from './output/index.js';

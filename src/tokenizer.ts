@@ -32,6 +32,22 @@ import {
 } from './options.js';
 import { PromptSession } from './prompt-session.js';
 import { fitChat } from './fit-chat.js';
+import { createStreamDecoder, type DecoderOptions, type StreamDecoder } from './output/decoder.js';
+import { createOutputParser, parseAssistantOutput } from './output/parser.js';
+import { outputFormatOfTemplate, outputFormatOfTokens, promptOpensReasoning } from './output/detect.js';
+import type { OutputFormat, OutputParser, ParsedOutput } from './output/types.js';
+
+/** Options of parseOutput and createOutputParser on a tokenizer. */
+export interface OutputOptions {
+  /** The format; default: tok.outputFormat. */
+  format?: OutputFormat;
+  /** The request's tools: their schemas type glm and qwen3-coder argument values. */
+  tools?: readonly unknown[];
+  /** The rendered prompt: when it ends with `<think>`, the output starts inside reasoning. */
+  prompt?: string;
+  /** Overrides what `prompt` tells. */
+  startInReasoning?: boolean;
+}
 
 /**
  * A loaded tokenizer plus its chat template. Policy lives here (BOS/EOS, templates,
@@ -211,6 +227,49 @@ export class PromptTokenizer {
   decode(ids: Uint32Array | readonly number[], opts: DecodeOptions = {}): string {
     checkOptions(opts, 'options');
     return this.impl.decode(toIdArray(ids), opts.skipSpecialTokens === true);
+  }
+
+  /**
+   * A streaming detokenizer: push(ids) returns the text that became final, never half a UTF-8
+   * sequence; the outputs concatenate to decode(all ids). See src/output/decoder.ts.
+   */
+  createDecoder(opts: DecoderOptions = {}): StreamDecoder {
+    return createStreamDecoder(this.impl, opts);
+  }
+
+  /**
+   * The format of this model's output (src/output/detect.ts), guessed from its chat template,
+   * else from its added tokens; undefined when neither shows one promptenc parses.
+   */
+  get outputFormat(): OutputFormat | undefined {
+    const t = this.templates.default ?? this.templates.named.get('tool_use');
+    return (t !== undefined ? outputFormatOfTemplate(t) : undefined) ?? outputFormatOfTokens([...this.addedTokens.values()].map((a) => a.content));
+  }
+
+  /**
+   * parseAssistantOutput with this model's format (or `opts.format`); `opts.prompt`, the rendered
+   * prompt, tells whether the output starts inside reasoning (a prompt that ends with `<think>`).
+   */
+  parseOutput(text: string, opts: OutputOptions = {}): ParsedOutput {
+    return parseAssistantOutput(text, this.outputOptions(opts));
+  }
+
+  /** createOutputParser with this model's format; see parseOutput. */
+  createOutputParser(opts: OutputOptions = {}): OutputParser {
+    return createOutputParser(this.outputOptions(opts));
+  }
+
+  private outputOptions(opts: OutputOptions): { format: OutputFormat; tools?: readonly unknown[]; startInReasoning?: boolean } {
+    checkOptions(opts, 'options');
+    const format = opts.format ?? this.outputFormat;
+    if (format === undefined) {
+      throw new PromptencError('E_ARGUMENT', `${this.tokenizerPath}: the output format cannot be told from this model's chat template; pass options.format`);
+    }
+    if (opts.prompt !== undefined && typeof opts.prompt !== 'string') {
+      throw new PromptencError('E_ARGUMENT', `options.prompt: expected the rendered prompt string, received ${describeValue(opts.prompt)}`);
+    }
+    const startInReasoning = opts.startInReasoning ?? (opts.prompt !== undefined ? promptOpensReasoning(opts.prompt) : undefined);
+    return { format, tools: opts.tools, startInReasoning };
   }
 
   /** The prompt string, exactly as transformers' apply_chat_template(tokenize=False) renders it. */

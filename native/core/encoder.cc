@@ -259,16 +259,20 @@ void marksToUtf16(const uint8_t* s, std::vector<AddedMark>& marks) {
   }
 }
 
-std::string Encoder::decode(const uint32_t* ids, size_t n, bool skipSpecial) const {
-  std::vector<uint8_t> bytes;
+void Encoder::decodeBytes(const uint32_t* ids, size_t n, bool skipSpecial, std::vector<uint8_t>& out) const {
   const size_t known = decodeFlags_.size();
   for (size_t i = 0; i < n; i++) {
     const uint32_t id = ids[i];
     if (id >= known) continue;
     const uint8_t f = decodeFlags_[id];
     if (!(f & 1) || (skipSpecial && (f & 2))) continue;
-    bytes.insert(bytes.end(), decodeBytes_.begin() + decodeOffsets_[id], decodeBytes_.begin() + decodeOffsets_[id + 1]);
+    out.insert(out.end(), decodeBytes_.begin() + decodeOffsets_[id], decodeBytes_.begin() + decodeOffsets_[id + 1]);
   }
+}
+
+std::string Encoder::decode(const uint32_t* ids, size_t n, bool skipSpecial) const {
+  std::vector<uint8_t> bytes;
+  decodeBytes(ids, n, skipSpecial, bytes);
   std::string out;
   appendUtf8Lossy(bytes.data(), bytes.size(), out);
   return out;

@@ -87,6 +87,9 @@ class Encoder {
   /// HF `decode` with a ByteLevel decoder; invalid UTF-8 becomes U+FFFD as in
   /// Rust's String::from_utf8_lossy. Unknown ids are skipped.
   std::string decode(const uint32_t* ids, size_t n, bool skipSpecial) const;
+  /// The bytes that decode reads as UTF-8, appended to `out`: each id's bytes in order, so
+  /// decodeBytes(a ++ b) == decodeBytes(a) ++ decodeBytes(b) (what a streaming decoder needs).
+  void decodeBytes(const uint32_t* ids, size_t n, bool skipSpecial, std::vector<uint8_t>& out) const;
 
  private:
   void encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;

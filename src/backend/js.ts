@@ -39,16 +39,18 @@ export function createJsBackend(init: BackendInit): Backend {
   }
   const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
   const encode = (text: string, splitSpecialTokens = false): Uint32Array => Uint32Array.from(ids(text, splitSpecialTokens));
-  const byteLevel = byteLevelDecode(init);
+  const bytesOf = byteLevelBytes(init);
+  const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   return {
     kind: 'js',
     encode,
     count: (text) => ids(text).length,
     decode: (ids, skipSpecialTokens) => {
-      if (byteLevel) return byteLevel(ids, skipSpecialTokens);
+      if (bytesOf) return lossy.decode(bytesOf(ids, skipSpecialTokens));
       // @huggingface/tokenizers rejects an empty list; HF returns ''.
       return ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
     },
+    ...(bytesOf && { decodeBytes: bytesOf }),
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map((t) => encode(t)),
     vocabulary: parsedVocabulary(init.tokenizerJson),
@@ -135,9 +137,10 @@ function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, who
  * them. Per id: the added token's content, else the vocab string; special tokens dropped with
  * skipSpecialTokens; a token with a character outside the alphabet contributes its own UTF-8;
  * the bytes are read as UTF-8 with U+FFFD for each maximal invalid subsequence (from_utf8_lossy).
+ * This returns those bytes (Backend.decodeBytes); decode reads them with a lossy TextDecoder.
  * The id → string table is built on the first decode.
  */
-function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialTokens: boolean) => string) | undefined {
+function byteLevelBytes(init: BackendInit): ((ids: Uint32Array, skipSpecialTokens: boolean) => Uint8Array) | undefined {
   const json = init.tokenizerJson;
   const decoder = json.decoder as { type?: unknown } | null | undefined;
   const vocab = json.model.vocab;
@@ -156,7 +159,6 @@ function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialToke
     return tokens;
   };
   const utf8 = new TextEncoder();
-  const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   return (ids, skipSpecialTokens) => {
     const byId = table();
     const alphabet = BYTE_OF_BYTE_LEVEL_CHAR;
@@ -182,6 +184,6 @@ function byteLevelDecode(init: BackendInit): ((ids: Uint32Array, skipSpecialToke
         for (const b of utf8.encode(token)) bytes.push(b);
       }
     }
-    return lossy.decode(Uint8Array.from(bytes));
+    return Uint8Array.from(bytes);
   };
 }

@@ -57,6 +57,8 @@ interface NativeEncoder {
   sharedMarks(): Uint32Array;
   count(text: string): number;
   decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
+  /** Absent in an addon built before it (the streaming decoder then re-decodes a window). */
+  decodeBytes?(ids: Uint32Array, skipSpecialTokens: boolean): Uint8Array;
   encodeAsync(text: string): Promise<Uint32Array>;
   /** `threads` is checked by PromptTokenizer (1 to MAX_BATCH_THREADS); the core uses at most one per text. */
   encodeBatch(texts: readonly string[], threads: number): Promise<Uint32Array[]>;
@@ -507,6 +509,15 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
         throw nativeError(err);
       }
     },
+    ...(typeof core.decodeBytes === 'function' && {
+      decodeBytes(ids: Uint32Array, skipSpecialTokens: boolean): Uint8Array {
+        try {
+          return core.decodeBytes!(ids, skipSpecialTokens);
+        } catch (err) {
+          throw nativeError(err);
+        }
+      },
+    }),
     async encodeAsync(text: string): Promise<Uint32Array> {
       try {
         return await core.encodeAsync(text);

@@ -54,6 +54,13 @@ export interface Backend {
    * decoder; no `clean_up_tokenization_spaces`. Unknown IDs are skipped, as in HF.
    */
   decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
+  /**
+   * The bytes decode reads as UTF-8 (before U+FFFD repair), when decode is a per-id byte
+   * concatenation (a ByteLevel decoder): decode(ids) == utf8Lossy(decodeBytes(ids)) and
+   * decodeBytes(a ++ b) == decodeBytes(a) ++ decodeBytes(b). undefined for other decoders; the
+   * streaming decoder (src/output/decoder.ts) then re-decodes a short window instead.
+   */
+  decodeBytes?(ids: Uint32Array, skipSpecialTokens: boolean): Uint8Array;
   /** Encode off the main thread when the backend can; otherwise resolves encode(text). */
   encodeAsync(text: string): Promise<Uint32Array>;
   /** Encode many texts, using up to `threads` worker threads when the backend can. */

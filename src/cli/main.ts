@@ -7,6 +7,7 @@ import { decodeCommand } from './decode.js';
 import { chatCommand } from './chat.js';
 import { benchCommand } from './bench.js';
 import { serveCommand } from './serve.js';
+import { parseCommand } from './parse.js';
 import { enableFastTemplates } from '../template/v8-tuning.js';
 
 // The CLI owns its process, so it takes the faster template rendering (see v8-tuning.ts).
@@ -18,7 +19,7 @@ const program = new Command('promptenc')
   .showHelpAfterError()
   .exitOverride();
 
-for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand(), benchCommand(), serveCommand()]) {
+for (const cmd of [encodeCommand(), chatCommand(), decodeCommand(), countCommand(), benchCommand(), serveCommand(), parseCommand()]) {
   program.addCommand(cmd.showHelpAfterError().exitOverride());
 }
 

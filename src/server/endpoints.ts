@@ -2,6 +2,7 @@ import type { Endpoint } from './endpoint.js';
 import { LLAMA_TOKENIZE_SCHEMA, llamaTokenize, llamacppEndpoints } from './llamacpp.js';
 import { openaiEndpoints } from './openai.js';
 import { ourEndpoints } from './ours.js';
+import { parseEndpoints } from './parse.js';
 import { TOKENIZE_SCHEMA, vllmEndpoints, vllmTokenize } from './vllm.js';
 
 /**
@@ -17,7 +18,7 @@ const rootTokenize: Endpoint = {
   run: (ctx, body) => (body.content !== undefined ? llamaTokenize(ctx, body) : vllmTokenize(ctx, body)),
 };
 
-export const ENDPOINTS: readonly Endpoint[] = [rootTokenize, ...vllmEndpoints, ...llamacppEndpoints, ...openaiEndpoints, ...ourEndpoints];
+export const ENDPOINTS: readonly Endpoint[] = [rootTokenize, ...vllmEndpoints, ...llamacppEndpoints, ...openaiEndpoints, ...ourEndpoints, ...parseEndpoints];
 
 const byRoute = new Map(ENDPOINTS.map((e) => [`${e.method} ${e.path}`, e]));
 
