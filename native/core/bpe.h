@@ -77,7 +77,9 @@ inline uint64_t packShort(const uint8_t* p, size_t n) {
   return n ? p[0] : 0;
 }
 
-/// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots).
+/// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots). Tables index
+/// it with its low bits, so none of them is fixed (an earlier `h | 1` left every odd
+/// slot as the only home slots: half of each table unused, probe runs twice as long).
 inline uint64_t hashBytes(const uint8_t* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
   uint64_t v;
@@ -93,7 +95,7 @@ inline uint64_t hashBytes(const uint8_t* p, size_t n) {
   }
   h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
-  return h | 1;
+  return h + (h == 0);
 }
 
 /// memcmp(a, b, n) == 0, inlined for the short keys of the hot path.
@@ -179,12 +181,21 @@ class MergeMap {
 
 /// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
 /// Pieces repeat a lot in real text; a hit replaces the merge loop (whose merge-table
-/// probes are cache misses) by one probe here. Cleared wholesale when full.
+/// probes are cache misses) by one probe here.
+///
+/// Never cleared wholesale: the table doubles (at half full) up to kMaxSlots, then an
+/// insert into a full probe window evicts the window's least-hit entry (hit counts are
+/// halved at each eviction, so old favourites age out). A key lives in the kWindow slots
+/// from its home slot, so a lookup reads at most kWindow adjacent cache lines. A working
+/// set of a few hundred thousand distinct pieces (the o200k rank table as JS source:
+/// ~200k) stays warm; the old scheme cleared 2^17 entries at a time and so turned every
+/// pass over such text into a cold one. Memory: at most 64 B x kMaxSlots plus the spill
+/// arenas (kMaxArenaBytes), per state. Cost: O(1) per lookup and insert.
 class WordCache {
  public:
   static constexpr size_t kMaxKey = 128;
   /// Returns true and appends the cached ids on a hit.
-  bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const;
+  bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out);
   void insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count);
   /// Hint: the slot a lookup of hash h starts at will be needed soon.
   void prefetch(uint64_t h) const {
@@ -194,11 +205,21 @@ class WordCache {
     (void)h;
 #endif
   }
+  /// Entries and evictions so far (tests and bench/linearity.mjs).
+  size_t size() const { return count_; }
+  size_t evictions() const { return evictions_; }
+  size_t capacity() const { return slots_.size(); }
+
+  static constexpr size_t kMinSlots = 1u << 12;
+  static constexpr size_t kMaxSlots = 1u << 19;
+  static constexpr size_t kWindow = 8;
+  static constexpr size_t kMaxArenaBytes = size_t(8) << 20;
 
  private:
   // One cache line per slot: keys of up to kInlineKey bytes and up to kInlineIds ids
-  // live in the slot itself, so a hit on a typical piece is one memory access (the old
-  // 24-byte slot pointed into keys_ and ids_: three dependent misses per hit).
+  // live in the slot itself, so a hit on a typical piece is one memory access. Longer
+  // keys and id lists spill into keys_ / ids_, which are dropped together (with the
+  // slots that point into them) when they reach kMaxArenaBytes.
   static constexpr size_t kInlineKey = 16;
   static constexpr size_t kInlineIds = 6;
   struct alignas(64) Slot {
@@ -207,21 +228,21 @@ class WordCache {
     uint32_t idOff = 0;   // into ids_, when idCount > kInlineIds
     uint16_t keyLen = 0;
     uint16_t idCount = 0;
-    uint32_t pad = 0;
+    uint16_t hits = 0;  // saturating; the eviction victim is the window's minimum
+    uint16_t pad = 0;
     uint8_t key[kInlineKey];
     uint32_t ids[kInlineIds];
   };
   static_assert(sizeof(Slot) == 64, "one cache line");
-  // The table starts small (short texts stay cheap) and doubles while at most half
-  // full, up to kMaxSlots; then it is cleared and starts over.
-  static constexpr size_t kMinSlots = 1u << 12;
-  static constexpr size_t kMaxSlots = 1u << 18;
+  bool spills(const Slot& s) const { return s.keyLen > kInlineKey || s.idCount > kInlineIds; }
   void grow();
+  void dropSpilled();
   HugeVector<Slot> slots_;
   size_t mask_ = 0;
   HugeVector<uint8_t> keys_;
   HugeVector<uint32_t> ids_;
   size_t count_ = 0;
+  size_t evictions_ = 0;
 };
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
