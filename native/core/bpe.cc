@@ -378,21 +378,35 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     if (id != kNoId) out.push_back(id);  // else: not in vocab and no unk_token, dropped as in HF
     return;
   }
-  // The cache comes first: it holds whatever this function produced for the same bytes
-  // (the whole-piece vocab id below included), and is far cheaper than the vocab probe
+  // The caches come first: they hold whatever this function produced for the same bytes
+  // (the whole-piece vocab id below included), and are far cheaper than the vocab probe
   // (three dependent cache misses: slot, offsets, bytes).
+  const bool isShort = n <= ShortWordCache::kMaxLen;
+  const uint64_t key = isShort ? packShort(p, n) : 0;
+  if (isShort) {
+    const uint32_t id = scratch.shortCache.find(key, n, h);
+    if (id != kNoId) {
+      out.push_back(id);
+      return;
+    }
+  }
   const bool cacheable = n <= WordCache::kMaxKey;
-  if (cacheable && scratch.cache.lookup(p, n, h, out)) return;
   const size_t outStart = out.size();
+  if (cacheable && scratch.cache.lookup(p, n, h, out)) {
+    if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
+    return;
+  }
   if (ignoreMerges_) {
     uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
+      if (isShort) scratch.shortCache.insert(key, n, h, id);
       if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }
   mergeWord(p, n, out, scratch);
+  if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
   if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }
 
