@@ -13,7 +13,7 @@ import { MODELS, oracleEncode } from './helpers/oracle.js';
 const status = nativeAddonStatus();
 if (!status.available) console.warn(`bench-workloads: native side skipped (addon not built: ${status.error})`);
 
-const SAMPLE_BYTES = 24 * 1024;
+const SAMPLE_BYTES = 12 * 1024;
 
 /** A sample of each workload: its first documents up to SAMPLE_BYTES, and for the one-document rank table a slice from its middle too. */
 function samples(): Array<{ name: string; text: string }> {
@@ -24,7 +24,7 @@ function samples(): Array<{ name: string; text: string }> {
       if (text.length >= SAMPLE_BYTES) break;
       text += d.text.slice(0, SAMPLE_BYTES - text.length);
     }
-    const out = [{ name, text }];
+    const out: Array<{ name: string; text: string }> = [{ name, text }];
     if (w.documents.length === 1) {
       const mid = Math.floor(w.documents[0]!.text.length / 2);
       out.push({ name: `${name} (middle)`, text: w.documents[0]!.text.slice(mid, mid + SAMPLE_BYTES) });
