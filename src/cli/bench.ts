@@ -93,7 +93,7 @@ export function benchCommand(): Command {
     .option('--seed <n>', 'seed of the generated corpus')
     .option('--messages <file>', 'a messages JSON file for encodeChat timing (default: a built-in conversation)')
     .option('--threads <n>', 'max threads for the encodeBatch scaling curve (default: CPU count)')
-    .option('--seconds <s>', 'measuring time per engine for encode throughput', '3')
+    .option('--seconds <s>', 'total measuring time, split over phases and engines (loading not included); with --workload, per workload', '3')
     .option('--peers <list>', `comma-separated peers to compare (${PEER_NAMES.join(', ')}), or "none"`)
     .option('--json', 'print the machine-readable result on stdout')
     .option('--chart <file.svg>', 'write an SVG chart (bars per engine and the thread-scaling curve)')
@@ -155,7 +155,7 @@ export function benchCommand(): Command {
           seed: positive(flags.seed, '--seed', true),
           messagesPath: flags.messages,
           threads,
-          seconds,
+          totalSeconds: seconds,
           peers,
           onProgress: progress.onProgress,
         });
