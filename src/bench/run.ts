@@ -235,19 +235,24 @@ interface AgreementPass {
   prefix: Array<{ tokens: number; hash: number }>;
 }
 
-/** Every document in order, or those that fit in budgetMs (at least one). */
+/** Documents an agreement pass always covers, whatever its budget: a check of a few hundred tokens proves little. */
+const MIN_AGREEMENT_BYTES = 128 * 1024;
+
+/** Every document in order, or those that fit in budgetMs (at least MIN_AGREEMENT_BYTES of them). */
 async function agreementPass(engine: Engine, corpus: Corpus, budgetMs = Infinity): Promise<AgreementPass> {
   let tokens = 0;
   let hash = 0x811c9dc5;
   const prefix: AgreementPass['prefix'] = [];
   const t0 = now();
+  let bytes = 0;
   for (const d of corpus.documents) {
+    bytes += d.bytes;
     const r = engine.encode(d.text);
     const ids = engine.async ? await r : (r as ArrayLike<number>);
     tokens += ids.length;
     hash = fnv(hash, ids);
     prefix.push({ tokens, hash });
-    if (msSince(t0) > budgetMs) break;
+    if (bytes >= MIN_AGREEMENT_BYTES && msSince(t0) > budgetMs) break;
   }
   return { tokens, hash, ms: msSince(t0), prefix };
 }
