@@ -242,6 +242,35 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
   }
 }
 
+void ShortWordCache::grow() {
+  HugeVector<Entry> old;
+  old.swap(table_);
+  const size_t sets = (mask_ + 1) * 2;
+  table_.assign(sets * 2, Entry{});
+  mask_ = sets - 1;
+  inserts_ = 0;
+  // Way 1 first, so a set's most recent entry ends up in way 0 again (a set splits in two
+  // when the table doubles; no two old sets share a new one). The piece's bytes, and so its
+  // hash, come back from the packed key: packShort keeps bytes 0-3 and n-4..n-1 (n >= 4), or
+  // 0, 1, n-2, n-1 (n < 4), which together are all of them.
+  for (size_t i = 0; i < old.size(); i++) {
+    const Entry& e = old[i ^ 1];
+    if (!e.len) continue;
+    uint8_t b[8];
+    const size_t n = e.len;
+    if (n >= 4) {
+      const uint32_t lo = uint32_t(e.key), hi = uint32_t(e.key >> 32);
+      std::memcpy(b, &lo, 4);
+      std::memcpy(b + n - 4, &hi, 4);
+    } else {
+      b[0] = uint8_t(e.key);
+      b[1] = uint8_t(e.key >> 8);
+      b[n - 1] = uint8_t(e.key >> 24);
+    }
+    place(e.key, n, hashBytes(b, n), e.id);
+  }
+}
+
 void MergeMap::build(const uint32_t* triples, size_t count) {
   const uint64_t size = tableSize(count);
   slots_.assign(size, Entry{kEmpty, 0, 0});

@@ -249,13 +249,17 @@ class WordCache {
 
 /// The front of the word cache for the most common case: a piece of 2 to 8 bytes whose
 /// ids are one token. 16-byte entries (the piece packed in 8 bytes, its length, the id) in
-/// 2-way sets: 1 MB for 64k pieces, so the hot words of a text stay in L2, where the 64-byte
-/// slots of WordCache (a few MB for the same pieces) do not. A hit is one probe of one line
-/// and no byte compare. A new entry takes way 0 and moves the old one to way 1.
+/// 2-way sets, so a hit is one probe of one line and no byte compare, and the hot words of a
+/// text stay in L2, where the 64-byte slots of WordCache (4x the memory for the same pieces)
+/// do not. A new entry takes way 0 and moves the old one to way 1. The table starts at 128 KB
+/// and doubles, up to kMaxSets (8 MB, 512k pieces), each time it has taken as many new
+/// entries as it has ways: a text whose short pieces do not fit keeps growing it, one whose
+/// pieces fit stops early.
 class ShortWordCache {
  public:
   static constexpr size_t kMaxLen = 8;
-  static constexpr size_t kSets = size_t(1) << 15;
+  static constexpr size_t kMinSets = size_t(1) << 12;
+  static constexpr size_t kMaxSets = size_t(1) << 18;
   uint32_t find(uint64_t key, size_t n, uint64_t h) const {
     if (table_.empty()) return kNoId;
     const Entry* e = &table_[setOf(h) * 2];
@@ -264,10 +268,14 @@ class ShortWordCache {
     return kNoId;
   }
   void insert(uint64_t key, size_t n, uint64_t h, uint32_t id) {
-    if (table_.empty()) table_.assign(kSets * 2, Entry{});
-    Entry* e = &table_[setOf(h) * 2];
-    e[1] = e[0];
-    e[0] = Entry{key, id, uint32_t(n)};
+    if (table_.empty()) {
+      table_.assign(kMinSets * 2, Entry{});
+      mask_ = kMinSets - 1;
+    } else if (inserts_ >= table_.size() && mask_ + 1 < kMaxSets) {
+      grow();
+    }
+    inserts_++;
+    place(key, n, h, id);
   }
   void prefetch(uint64_t h) const {
 #if defined(__GNUC__) || defined(__clang__)
@@ -284,8 +292,16 @@ class ShortWordCache {
     uint32_t len = 0;  // 0 = empty (pieces here have 2 to 8 bytes)
   };
   // Bits above WordCache's index bits, so pieces that collide there do not collide here too.
-  static size_t setOf(uint64_t h) { return size_t(h >> 40) & (kSets - 1); }
+  size_t setOf(uint64_t h) const { return size_t(h >> 40) & mask_; }
+  void place(uint64_t key, size_t n, uint64_t h, uint32_t id) {
+    Entry* e = &table_[setOf(h) * 2];
+    e[1] = e[0];
+    e[0] = Entry{key, id, uint32_t(n)};
+  }
+  void grow();
   HugeVector<Entry> table_;
+  size_t mask_ = 0;
+  size_t inserts_ = 0;
 };
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
