@@ -15,7 +15,18 @@ if (!existsSync(path.join(root, 'dist', 'bench', 'run.js'))) {
   execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
 }
 
-const suite = ['encode-throughput', 'adversarial', 'load-time', 'call-overhead', 'incremental', 'render', 'added-tokens'];
+const suite = [
+  'encode-throughput',
+  'workloads',
+  'linearity',
+  'session-append',
+  'adversarial',
+  'load-time',
+  'call-overhead',
+  'incremental',
+  'render',
+  'added-tokens',
+];
 
 function run(name) {
   return new Promise((resolve) => {

@@ -87,6 +87,32 @@ export class PromptSession {
     return this.delta(text, this.tok.sessionWrap(opts));
   }
 
+  /**
+   * Exactly `tok.encode(previous + text, opts)`, where `previous` is the text of this session's
+   * last call (empty before the first): the work is O(text) plus one copy of the ids, with no
+   * comparison of the history (encode and encodeDelta compare the whole prompt with the previous
+   * one first). The text before the last safe cut (an added token, or a boundary the history's
+   * pieces cannot cross) is not encoded again, so the ids equal a full encode.
+   */
+  append(text: string, opts: EncodeOptions = {}): Uint32Array {
+    this.appendDelta(text, opts);
+    return framed(this.lastWrap!, this.inner.view());
+  }
+
+  /** `append` as a delta from the previous result: O(text) work, no copy of the history's ids. */
+  appendDelta(text: string, opts: EncodeOptions = {}): SessionDelta {
+    checkText(text);
+    checkOptions(opts, 'options');
+    const previous = this.inner.currentText;
+    const common = previous.length;
+    // The new text agrees with the previous one on [0, common) by construction: the hint lets
+    // the session skip the comparison, and tail() never flattens the history.
+    const hint: PrefixHint = { common, tail: (from) => (from >= common ? text.slice(from - common) : previous.slice(from) + text) };
+    this.chatLinked = false;
+    this.lastRendered = undefined;
+    return this.delta(previous + text, this.tok.sessionWrap(opts), hint);
+  }
+
   /** `encodeChat` as a delta from the previous result. */
   encodeChatDelta(messages: ChatMessage[], opts: ChatOptions = {}): SessionDelta {
     return this.encodeRenderedDelta(this.renderIncremental(messages, opts));

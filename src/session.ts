@@ -150,6 +150,11 @@ export class EncodeSession {
     return this.len;
   }
 
+  /** The text the current ids encode (PromptSession.append extends it). */
+  get currentText(): string {
+    return this.text;
+  }
+
   /** encodeBody(text), reusing the previous call's IDs up to the last safe cut. */
   encodeBody(text: string): Uint32Array {
     this.update(text);

@@ -134,13 +134,21 @@ describe('promptenc bench --json', () => {
     expect(r.corpus.bytes).toBeLessThan(120_000);
     expect(Object.keys(r.corpus.composition).sort()).toEqual(['chat', 'cjk', 'code', 'emoji', 'prose']);
     // A version (or "not installed") for every engine that was asked for.
-    expect(Object.keys(r.versions).sort()).toEqual(['ai-tokenizer', 'gpt-tokenizer', 'hf-tokenizers', 'promptenc-js', 'promptenc-native', 'tiktoken']);
+    expect(Object.keys(r.versions).sort()).toEqual([
+      'ai-tokenizer',
+      'gpt-tokenizer',
+      'hf-tokenizers',
+      'hypertok',
+      'promptenc-js',
+      'promptenc-native',
+      'tiktoken',
+    ]);
     for (const v of Object.values(r.versions)) expect(typeof v).toBe('string');
   });
 
   it('lists every engine as ok (with a version and samples) or missing (with a reason)', () => {
     const engines = gpt4o.json.engines as EngineJson[];
-    expect(engines.map((e) => e.name)).toEqual(['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer']);
+    expect(engines.map((e) => e.name)).toEqual(['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer', 'hypertok']);
     for (const e of engines) {
       if (e.status === 'ok') {
         expect(e.version).toMatch(/\d+\.\d+/);
@@ -169,8 +177,8 @@ describe('promptenc bench --json', () => {
       expect(e.agreement!.agrees, e.name).toBe(same);
       expect(r.agreement.disagreeing.includes(e.name)).toBe(!same);
     }
-    // These four are exact implementations of the same vocabulary: they must agree.
-    for (const name of ['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken']) {
+    // These are exact implementations of the same vocabulary: they must agree.
+    for (const name of ['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken', 'hypertok']) {
       const e = ok.find((x) => x.name === name);
       if (e) expect(e.agreement!.agrees, name).toBe(true);
     }
@@ -192,7 +200,63 @@ describe('promptenc bench --json', () => {
     // llama3 has a chat template, so encodeChat is timed for each promptenc engine.
     const measured = engines.filter((e) => e.status === 'ok').map((e) => e.name);
     expect(llama3.json.chat.engines.map((c: { name: string }) => c.name)).toEqual(measured);
-    expect(llama3.json.batch.engines.map((b: { name: string }) => b.name)).toEqual(measured);
+    // --seconds is a total budget: the thread-scaling curve is the native engine's only.
+    expect(llama3.json.batch.engines.map((b: { name: string }) => b.name)).toEqual(measured.filter((n) => n === 'promptenc-native'));
+    expect(llama3.json.settings.totalSeconds).toBe(0.3);
+  });
+});
+
+describe('promptenc bench --workload', () => {
+  let run: Run;
+  let json: Record<string, any>;
+  beforeAll(async () => {
+    run = await bench([
+      '--model',
+      'gpt-4o',
+      '--workload',
+      'prose,rank-table',
+      '--workload-size',
+      '32KB',
+      '--seconds',
+      '0.3',
+      '--peers',
+      'hypertok,tiktoken',
+      '--json',
+    ]);
+    json = run.code === 0 ? JSON.parse(run.stdout) : {};
+  }, 120_000);
+
+  it('reports each workload with its bytes and sha256, cold and warm, with ids checked', () => {
+    expect(run.code, run.stderr).toBe(0);
+    expect(json.schema).toBe('promptenc-bench-workloads/1');
+    expect(json.workloads.map((w: { name: string }) => w.name)).toEqual(['prose', 'rank-table']);
+    for (const w of json.workloads) {
+      expect(w.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(w.bytes).toBeGreaterThan(w.name === 'rank-table' ? 1_000_000 : 16_000);
+      const engines = w.cells.map((c: { engine: string }) => c.engine);
+      expect(engines[0]).toBe('promptenc-native');
+      for (const c of w.cells) {
+        expect(c.warm.cpuMbps.n, `${w.name} ${c.engine}`).toBeGreaterThanOrEqual(2);
+        // A ratio only where the ids agree with the reference.
+        if (c.agrees !== true) expect(c.warmRatio).toBeNull();
+      }
+      // tiktoken and hypertok are exact for o200k_base on text like this.
+      for (const name of ['tiktoken', 'hypertok']) {
+        const c = w.cells.find((x: { engine: string }) => x.engine === name);
+        if (c) expect(c.agrees, `${w.name} ${name}`).toBe(true);
+      }
+      const ht = w.cells.find((x: { engine: string }) => x.engine === 'hypertok');
+      if (ht) expect(ht.cold.cpuMbps.n).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('rejects an unknown workload and flags that do not apply', async () => {
+    const bad = await bench(['--model', 'gpt-4o', '--workload', 'poetry']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--workload: unknown workload "poetry"/);
+    const mixed = await bench(['--model', 'gpt-4o', '--workload', 'prose', '--corpus-size', '64KB']);
+    expect(mixed.code).not.toBe(0);
+    expect(mixed.stderr).toMatch(/--workload/);
   });
 });
 

@@ -137,33 +137,30 @@ uint32_t BytesToIdMap::find(const uint8_t* p, size_t n, uint64_t hash) const {
   }
 }
 
-bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const {
+bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) {
   if (slots_.empty()) return false;
   size_t i = h & mask_;
-  for (;;) {
-    const Slot& s = slots_[i];
-    if (s.hash == 0) return false;
+  for (size_t w = 0; w < kWindow; w++, i = (i + 1) & mask_) {
+    Slot& s = slots_[i];
+    if (s.hash == 0) return false;  // inserts fill a window front to back
     if (s.hash == h && s.keyLen == n && bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
       const uint32_t* src = s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
       if (s.idCount == 1)
         out.push_back(src[0]);
       else
         out.insert(out.end(), src, src + s.idCount);  // no zero-fill first, unlike resize
+      if (s.hits != 0xFFFF) s.hits++;
       return true;
     }
-    i = (i + 1) & mask_;
   }
+  return false;
 }
 
+// Doubling rehash while below kMaxSlots. An entry whose new window is full is dropped (at
+// most half full, that is rare), and so are entries evicted in the meantime: it is a cache.
 void WordCache::grow() {
-  if (slots_.empty() || slots_.size() >= kMaxSlots) {
-    slots_.assign(slots_.empty() ? kMinSlots : kMaxSlots, Slot{});
-    if (slots_.size() >= kMaxSlots) {  // full at the maximum size: start over
-      slots_.assign(kMinSlots, Slot{});
-      keys_.clear();
-      ids_.clear();
-      count_ = 0;
-    }
+  if (slots_.empty()) {
+    slots_.assign(kMinSlots, Slot{});
     mask_ = slots_.size() - 1;
     return;
   }
@@ -171,23 +168,66 @@ void WordCache::grow() {
   old.swap(slots_);
   slots_.assign(old.size() * 2, Slot{});
   mask_ = slots_.size() - 1;
+  count_ = 0;
   for (const Slot& s : old) {
     if (s.hash == 0) continue;
     size_t i = s.hash & mask_;
-    while (slots_[i].hash != 0) i = (i + 1) & mask_;
-    slots_[i] = s;
+    for (size_t w = 0; w < kWindow; w++, i = (i + 1) & mask_) {
+      if (slots_[i].hash == 0) {
+        slots_[i] = s;
+        count_++;
+        break;
+      }
+    }
   }
+}
+
+// The spill arenas are full: empty every slot that points into them. An emptied slot can
+// end a later lookup's window walk early, which only costs a miss (and a second copy of
+// an entry further on is never read wrongly: both copies hold the same ids).
+void WordCache::dropSpilled() {
+  for (Slot& s : slots_) {
+    if (s.hash != 0 && spills(s)) {
+      s = Slot{};
+      count_--;
+    }
+  }
+  keys_.clear();
+  ids_.clear();
 }
 
 void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count) {
   if (n > kMaxKey || count > 0xFFFF) return;
-  if (slots_.empty() || (count_ + 1) * 2 > slots_.size()) grow();
+  if (slots_.empty() || (slots_.size() < kMaxSlots && (count_ + 1) * 2 > slots_.size())) grow();
+  const bool spill = n > kInlineKey || count > kInlineIds;
+  if (spill && (keys_.size() + n > kMaxArenaBytes || (ids_.size() + count) * 4 > kMaxArenaBytes)) dropSpilled();
   size_t i = h & mask_;
-  while (slots_[i].hash != 0) i = (i + 1) & mask_;
-  Slot& s = slots_[i];
+  size_t victim = i;
+  uint16_t fewest = 0xFFFF;
+  bool empty = false;
+  for (size_t w = 0; w < kWindow; w++, i = (i + 1) & mask_) {
+    if (slots_[i].hash == 0) {
+      victim = i;
+      empty = true;
+      break;
+    }
+    if (slots_[i].hits < fewest) {
+      fewest = slots_[i].hits;
+      victim = i;
+    }
+  }
+  if (empty) {
+    count_++;
+  } else {
+    evictions_++;
+    size_t j = h & mask_;
+    for (size_t w = 0; w < kWindow; w++, j = (j + 1) & mask_) slots_[j].hits >>= 1;
+  }
+  Slot& s = slots_[victim];
   s.hash = h;
   s.keyLen = uint16_t(n);
   s.idCount = uint16_t(count);
+  s.hits = 0;
   if (n <= kInlineKey) {
     std::memcpy(s.key, p, n);
   } else {
@@ -200,7 +240,35 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
     s.idOff = uint32_t(ids_.size());
     ids_.insert(ids_.end(), ids, ids + count);
   }
-  count_++;
+}
+
+void ShortWordCache::grow() {
+  HugeVector<Entry> old;
+  old.swap(table_);
+  const size_t sets = (mask_ + 1) * 2;
+  table_.assign(sets * 2, Entry{});
+  mask_ = sets - 1;
+  inserts_ = 0;
+  // Way 1 first, so a set's most recent entry ends up in way 0 again (a set splits in two
+  // when the table doubles; no two old sets share a new one). The piece's bytes, and so its
+  // hash, come back from the packed key: packShort keeps bytes 0-3 and n-4..n-1 (n >= 4), or
+  // 0, 1, n-2, n-1 (n < 4), which together are all of them.
+  for (size_t i = 0; i < old.size(); i++) {
+    const Entry& e = old[i ^ 1];
+    if (!e.len) continue;
+    uint8_t b[8];
+    const size_t n = e.len;
+    if (n >= 4) {
+      const uint32_t lo = uint32_t(e.key), hi = uint32_t(e.key >> 32);
+      std::memcpy(b, &lo, 4);
+      std::memcpy(b + n - 4, &hi, 4);
+    } else {
+      b[0] = uint8_t(e.key);
+      b[1] = uint8_t(e.key >> 8);
+      b[n - 1] = uint8_t(e.key >> 24);
+    }
+    place(e.key, n, hashBytes(b, n), e.id);
+  }
 }
 
 void MergeMap::build(const uint32_t* triples, size_t count) {
@@ -339,21 +407,35 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     if (id != kNoId) out.push_back(id);  // else: not in vocab and no unk_token, dropped as in HF
     return;
   }
-  // The cache comes first: it holds whatever this function produced for the same bytes
-  // (the whole-piece vocab id below included), and is far cheaper than the vocab probe
+  // The caches come first: they hold whatever this function produced for the same bytes
+  // (the whole-piece vocab id below included), and are far cheaper than the vocab probe
   // (three dependent cache misses: slot, offsets, bytes).
+  const bool isShort = n <= ShortWordCache::kMaxLen;
+  const uint64_t key = isShort ? packShort(p, n) : 0;
+  if (isShort) {
+    const uint32_t id = scratch.shortCache.find(key, n, h);
+    if (id != kNoId) {
+      out.push_back(id);
+      return;
+    }
+  }
   const bool cacheable = n <= WordCache::kMaxKey;
-  if (cacheable && scratch.cache.lookup(p, n, h, out)) return;
   const size_t outStart = out.size();
+  if (cacheable && scratch.cache.lookup(p, n, h, out)) {
+    if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
+    return;
+  }
   if (ignoreMerges_) {
     uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
+      if (isShort) scratch.shortCache.insert(key, n, h, id);
       if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }
   mergeWord(p, n, out, scratch);
+  if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
   if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }
 

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <new>
 
+#include "unicode.h"  // PROMPTENC_ALWAYS_INLINE
+
 namespace promptenc {
 
 /// Allocator for the big random-access tables (vocab/merge hash tables, vocab bytes,
@@ -77,7 +79,9 @@ inline uint64_t packShort(const uint8_t* p, size_t n) {
   return n ? p[0] : 0;
 }
 
-/// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots).
+/// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots). Tables index
+/// it with its low bits, so none of them is fixed (an earlier `h | 1` left every odd
+/// slot as the only home slots: half of each table unused, probe runs twice as long).
 inline uint64_t hashBytes(const uint8_t* p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
   uint64_t v;
@@ -93,7 +97,7 @@ inline uint64_t hashBytes(const uint8_t* p, size_t n) {
   }
   h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
-  return h | 1;
+  return h + (h == 0);
 }
 
 /// memcmp(a, b, n) == 0, inlined for the short keys of the hot path.
@@ -179,12 +183,21 @@ class MergeMap {
 
 /// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
 /// Pieces repeat a lot in real text; a hit replaces the merge loop (whose merge-table
-/// probes are cache misses) by one probe here. Cleared wholesale when full.
+/// probes are cache misses) by one probe here.
+///
+/// Never cleared wholesale: the table doubles (at half full) up to kMaxSlots, then an
+/// insert into a full probe window evicts the window's least-hit entry (hit counts are
+/// halved at each eviction, so old favourites age out). A key lives in the kWindow slots
+/// from its home slot, so a lookup reads at most kWindow adjacent cache lines. A working
+/// set of a few hundred thousand distinct pieces (the o200k rank table as JS source:
+/// ~200k) stays warm; the old scheme cleared 2^17 entries at a time and so turned every
+/// pass over such text into a cold one. Memory: at most 64 B x kMaxSlots plus the spill
+/// arenas (kMaxArenaBytes), per state. Cost: O(1) per lookup and insert.
 class WordCache {
  public:
   static constexpr size_t kMaxKey = 128;
   /// Returns true and appends the cached ids on a hit.
-  bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) const;
+  bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out);
   void insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count);
   /// Hint: the slot a lookup of hash h starts at will be needed soon.
   void prefetch(uint64_t h) const {
@@ -194,11 +207,21 @@ class WordCache {
     (void)h;
 #endif
   }
+  /// Entries and evictions so far (tests and bench/linearity.mjs).
+  size_t size() const { return count_; }
+  size_t evictions() const { return evictions_; }
+  size_t capacity() const { return slots_.size(); }
+
+  static constexpr size_t kMinSlots = 1u << 12;
+  static constexpr size_t kMaxSlots = 1u << 19;
+  static constexpr size_t kWindow = 8;
+  static constexpr size_t kMaxArenaBytes = size_t(8) << 20;
 
  private:
   // One cache line per slot: keys of up to kInlineKey bytes and up to kInlineIds ids
-  // live in the slot itself, so a hit on a typical piece is one memory access (the old
-  // 24-byte slot pointed into keys_ and ids_: three dependent misses per hit).
+  // live in the slot itself, so a hit on a typical piece is one memory access. Longer
+  // keys and id lists spill into keys_ / ids_, which are dropped together (with the
+  // slots that point into them) when they reach kMaxArenaBytes.
   static constexpr size_t kInlineKey = 16;
   static constexpr size_t kInlineIds = 6;
   struct alignas(64) Slot {
@@ -207,21 +230,78 @@ class WordCache {
     uint32_t idOff = 0;   // into ids_, when idCount > kInlineIds
     uint16_t keyLen = 0;
     uint16_t idCount = 0;
-    uint32_t pad = 0;
+    uint16_t hits = 0;  // saturating; the eviction victim is the window's minimum
+    uint16_t pad = 0;
     uint8_t key[kInlineKey];
     uint32_t ids[kInlineIds];
   };
   static_assert(sizeof(Slot) == 64, "one cache line");
-  // The table starts small (short texts stay cheap) and doubles while at most half
-  // full, up to kMaxSlots; then it is cleared and starts over.
-  static constexpr size_t kMinSlots = 1u << 12;
-  static constexpr size_t kMaxSlots = 1u << 18;
+  bool spills(const Slot& s) const { return s.keyLen > kInlineKey || s.idCount > kInlineIds; }
   void grow();
+  void dropSpilled();
   HugeVector<Slot> slots_;
   size_t mask_ = 0;
   HugeVector<uint8_t> keys_;
   HugeVector<uint32_t> ids_;
   size_t count_ = 0;
+  size_t evictions_ = 0;
+};
+
+/// The front of the word cache for the most common case: a piece of 2 to 8 bytes whose
+/// ids are one token. 16-byte entries (the piece packed in 8 bytes, its length, the id) in
+/// 2-way sets, so a hit is one probe of one line and no byte compare, and the hot words of a
+/// text stay in L2, where the 64-byte slots of WordCache (4x the memory for the same pieces)
+/// do not. A new entry takes way 0 and moves the old one to way 1. The table starts at 128 KB
+/// and doubles, up to kMaxSets (8 MB, 512k pieces), each time it has taken as many new
+/// entries as it has ways: a text whose short pieces do not fit keeps growing it, one whose
+/// pieces fit stops early.
+class ShortWordCache {
+ public:
+  static constexpr size_t kMaxLen = 8;
+  static constexpr size_t kMinSets = size_t(1) << 12;
+  static constexpr size_t kMaxSets = size_t(1) << 18;
+  uint32_t find(uint64_t key, size_t n, uint64_t h) const {
+    if (table_.empty()) return kNoId;
+    const Entry* e = &table_[setOf(h) * 2];
+    if (e[0].key == key && e[0].len == n) return e[0].id;
+    if (e[1].key == key && e[1].len == n) return e[1].id;
+    return kNoId;
+  }
+  void insert(uint64_t key, size_t n, uint64_t h, uint32_t id) {
+    if (table_.empty()) {
+      table_.assign(kMinSets * 2, Entry{});
+      mask_ = kMinSets - 1;
+    } else if (inserts_ >= table_.size() && mask_ + 1 < kMaxSets) {
+      grow();
+    }
+    inserts_++;
+    place(key, n, h, id);
+  }
+  void prefetch(uint64_t h) const {
+#if defined(__GNUC__) || defined(__clang__)
+    if (!table_.empty()) __builtin_prefetch(&table_[setOf(h) * 2]);
+#else
+    (void)h;
+#endif
+  }
+
+ private:
+  struct Entry {
+    uint64_t key = 0;
+    uint32_t id = 0;
+    uint32_t len = 0;  // 0 = empty (pieces here have 2 to 8 bytes)
+  };
+  // Bits above WordCache's index bits, so pieces that collide there do not collide here too.
+  size_t setOf(uint64_t h) const { return size_t(h >> 40) & mask_; }
+  void place(uint64_t key, size_t n, uint64_t h, uint32_t id) {
+    Entry* e = &table_[setOf(h) * 2];
+    e[1] = e[0];
+    e[0] = Entry{key, id, uint32_t(n)};
+  }
+  void grow();
+  HugeVector<Entry> table_;
+  size_t mask_ = 0;
+  size_t inserts_ = 0;
 };
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
@@ -326,6 +406,7 @@ struct BpeScratch {
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
   RankQueue queue;                // long pieces
+  ShortWordCache shortCache;      // in front of cache: pieces of <= 8 bytes with one id
   WordCache cache;
 };
 
@@ -345,8 +426,26 @@ class BpeModel {
   }
   /// The same with h = hashBytes(p, n) already computed (any value when n < 2).
   void encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  /// encodeWord's common case, inline in the caller's piece loop (no call, no frame): a piece
+  /// of one byte, or of <= 8 bytes found in the short cache. False: call encodeWord.
+  PROMPTENC_ALWAYS_INLINE bool encodeWordFast(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out,
+                                              const BpeScratch& scratch) const {
+    if (n == 1) {
+      const uint32_t id = byteToId_[p[0]];
+      if (id != kNoId) out.push_back(id);
+      return true;
+    }
+    if (n > ShortWordCache::kMaxLen) return false;
+    const uint32_t id = scratch.shortCache.find(packShort(p, n), n, h);
+    if (id == kNoId) return false;
+    out.push_back(id);
+    return true;
+  }
   /// Starts loading the cache slot of a piece that encodeWord will get soon.
-  static void prefetchWord(uint64_t h, const BpeScratch& scratch) { scratch.cache.prefetch(h); }
+  static void prefetchWord(uint64_t h, size_t n, const BpeScratch& scratch) {
+    if (n <= ShortWordCache::kMaxLen) scratch.shortCache.prefetch(h);
+    scratch.cache.prefetch(h);
+  }
 
   /// The merges of one pre-token (no whole-piece vocab shortcut). Pieces of at least
   /// queueMinSymbols bytes are first cut at provably uncrossable boundaries (see

@@ -161,11 +161,12 @@ void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uin
     uint64_t h = 0;
     if (n >= 2) {
       h = hashBytes(s + x, n);
-      BpeModel::prefetchWord(h, scratch.bpe);
+      BpeModel::prefetchWord(h, n, scratch.bpe);
     }
     if (size == K) {
       const EncodeState::Pending& q = ring[head];
-      model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
+      if (!model_.encodeWordFast(s + q.start, q.len, q.hash, out, scratch.bpe))
+        model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
       ring[head] = EncodeState::Pending{x, n, h};
       head = (head + 1) % K;
     } else {

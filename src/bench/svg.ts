@@ -34,18 +34,25 @@ function barChart(r: BenchResult, y0: number, width: number): { svg: string; hei
   const gap = 10;
   const top = y0 + 40;
   const plotW = width - left - right;
+  // A log axis: the peers span 1 to 200 MB/s, and on a linear axis the slow ones were slivers.
   const max = niceMax(Math.max(...measured.map((e) => e.encode.mbps.q3), ...measured.map((e) => e.encode.mbps.median), 0));
+  const positive = measured.map((e) => e.encode.mbps.q1).filter((v) => v > 0);
+  const lo = Math.min(max / 10, 10 ** Math.floor(Math.log10(positive.length ? Math.min(...positive) : max / 10)));
+  const decades = Math.log10(max / lo);
+  const scale = (v: number) => (v <= lo ? 0 : (plotW * Math.log10(v / lo)) / decades);
   const parts: string[] = [];
-  parts.push(text(20, y0 + 20, `Encode throughput, MB/s (median, whisker = IQR) — ${r.model}`, 'class="title"'));
+  parts.push(text(20, y0 + 20, `Encode throughput, MB/s, log scale (median, whisker = IQR) — ${r.model}`, 'class="title"'));
   const plotH = measured.length * (barH + gap);
-  for (let t = 0; t <= 5; t++) {
-    const x = left + (plotW * t) / 5;
+  const ticks: number[] = [];
+  for (let p = lo; p <= max * 1.0001; p *= 10) for (const m of decades <= 2 ? [1, 2, 5] : [1]) if (p * m <= max * 1.0001) ticks.push(p * m);
+  for (const v of ticks) {
+    const x = left + scale(v);
     parts.push(`<line x1="${n(x)}" y1="${n(top - 4)}" x2="${n(x)}" y2="${n(top + plotH)}" class="grid"/>`);
-    parts.push(text(x, top + plotH + 16, `${n((max * t) / 5)}`, 'text-anchor="middle" class="tick"'));
+    parts.push(text(x, top + plotH + 16, `${v >= 1 ? n(v) : Number(v.toPrecision(1))}`, 'text-anchor="middle" class="tick"'));
   }
   measured.forEach((e, i) => {
     const y = top + i * (barH + gap);
-    const w = (plotW * e.encode.mbps.median) / max;
+    const w = scale(e.encode.mbps.median);
     const ratio = e.encode.ratio === null ? '' : ` (×${e.encode.ratio.toFixed(2)})`;
     parts.push(text(left - 8, y + barH / 2 + 4, e.name, 'text-anchor="end" class="label"'));
     parts.push(
@@ -53,8 +60,8 @@ function barChart(r: BenchResult, y0: number, width: number): { svg: string; hei
         `${e.name} ${e.version}: ${e.encode.mbps.median.toFixed(2)} MB/s, IQR ${e.encode.mbps.q1.toFixed(2)}–${e.encode.mbps.q3.toFixed(2)}, ${e.encode.turns} turns`,
       )}</title></rect>`,
     );
-    const x1 = left + (plotW * e.encode.mbps.q1) / max;
-    const x3 = left + (plotW * e.encode.mbps.q3) / max;
+    const x1 = left + scale(e.encode.mbps.q1);
+    const x3 = left + scale(e.encode.mbps.q3);
     parts.push(`<line x1="${n(x1)}" y1="${n(y + barH / 2)}" x2="${n(x3)}" y2="${n(y + barH / 2)}" class="whisker"/>`);
     parts.push(text(left + Math.max(w, x3 - left) + 6, y + barH / 2 + 4, `${e.encode.mbps.median.toFixed(2)}${ratio}`, 'class="value"'));
   });

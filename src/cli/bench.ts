@@ -4,6 +4,8 @@ import { PromptencError } from '../errors.js';
 import { PEER_NAMES, parseEngineList } from '../bench/engines.js';
 import { formatTable, runBench, type ProgressEvent } from '../bench/run.js';
 import { renderSvg } from '../bench/svg.js';
+import { formatWorkloadTable, runWorkloadBench } from '../bench/workload-run.js';
+import { parseWorkloadList, WORKLOAD_NAMES } from '../bench/workloads.js';
 import { UsageError, writeOut } from './common.js';
 
 interface BenchFlags {
@@ -18,6 +20,9 @@ interface BenchFlags {
   peers?: string;
   json?: boolean;
   chart?: string;
+  workload?: string;
+  workloadSize?: string;
+  warmOnly?: boolean;
 }
 
 function positive(value: string | undefined, flag: string, integer: boolean): number | undefined {
@@ -88,10 +93,13 @@ export function benchCommand(): Command {
     .option('--seed <n>', 'seed of the generated corpus')
     .option('--messages <file>', 'a messages JSON file for encodeChat timing (default: a built-in conversation)')
     .option('--threads <n>', 'max threads for the encodeBatch scaling curve (default: CPU count)')
-    .option('--seconds <s>', 'measuring time per engine for encode throughput', '3')
+    .option('--seconds <s>', 'total measuring time, split over phases and engines (loading not included); with --workload, per workload', '3')
     .option('--peers <list>', `comma-separated peers to compare (${PEER_NAMES.join(', ')}), or "none"`)
     .option('--json', 'print the machine-readable result on stdout')
     .option('--chart <file.svg>', 'write an SVG chart (bars per engine and the thread-scaling curve)')
+    .option('--workload <names>', `named real-text workloads, cold and warm (${WORKLOAD_NAMES.join(', ')}, or all); --seconds is then per workload`)
+    .option('--workload-size <size>', 'bytes per workload, e.g. 1MB (default), 256KB (rank-table is always the whole file)')
+    .option('--warm-only', 'with --workload: skip the cold runs (fresh tokenizers)')
     .action(async (flags: BenchFlags) => {
       if (flags.model && flags.tokenizer) throw new UsageError('use either --model or --tokenizer, not both');
       const source = flags.model ?? flags.tokenizer;
@@ -105,6 +113,36 @@ export function benchCommand(): Command {
         throw new UsageError((err as PromptencError).message);
       }
       const seconds = positive(flags.seconds, '--seconds', false)!;
+      if (flags.workload !== undefined) {
+        if (flags.corpus !== undefined || flags.corpusSize !== undefined || flags.chart !== undefined || flags.messages !== undefined)
+          throw new UsageError('--workload measures named workloads: drop --corpus, --corpus-size, --messages and --chart');
+        let workloads;
+        try {
+          workloads = parseWorkloadList(flags.workload);
+        } catch (err) {
+          throw new UsageError(`--workload: ${(err as Error).message}`);
+        }
+        const progress = await makeProgress();
+        let result;
+        try {
+          result = await runWorkloadBench({
+            source,
+            workloads,
+            sizeBytes: parseSize(flags.workloadSize, '--workload-size'),
+            seed: positive(flags.seed, '--seed', true),
+            seconds,
+            peers,
+            warmOnly: flags.warmOnly === true,
+            onProgress: progress.onProgress,
+          });
+        } finally {
+          progress.stop();
+        }
+        writeOut(flags.json ? JSON.stringify(result, null, 2) : formatWorkloadTable(result));
+        const differ = result.workloads.flatMap((w) => w.cells.filter((c) => c.agrees === false).map((c) => `${w.name}/${c.engine}`));
+        if (differ.length) process.stderr.write(`promptenc bench: ids differ from the reference: ${differ.join(', ')}\n`);
+        return;
+      }
       const threads = positive(flags.threads, '--threads', true);
       if (threads !== undefined && threads > 256) throw new UsageError(`--threads: expected at most 256, received ${threads}`);
       const progress = await makeProgress();
@@ -117,7 +155,7 @@ export function benchCommand(): Command {
           seed: positive(flags.seed, '--seed', true),
           messagesPath: flags.messages,
           threads,
-          seconds,
+          totalSeconds: seconds,
           peers,
           onProgress: progress.onProgress,
         });

@@ -1,0 +1,79 @@
+// Question: what does one more turn cost on a ~200k-token history, as a full encode, as a
+// session given the whole new prompt (session.encode / encodeDelta: an O(n) text compare, then
+// the new text), and as session.append / appendDelta (O(new text), no compare)?
+// Control: a full encode of the new prompt (also the check: every session result must equal it).
+// History: the prose and code workloads (src/bench/workloads.ts) joined as user/assistant text
+// with the model's added tokens between turns; a turn is ~1 KB of prose.
+//   node bench/session-append.mjs [MODEL…]     env BENCH_REPS (9), --json-out FILE
+import { loadTokenizer } from '../dist/index.js';
+import { buildWorkload } from '../dist/bench/workloads.js';
+import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
+
+const models = process.argv.slice(2).filter((a) => !a.startsWith('--') && !a.endsWith('.json'));
+const MODELS = models.length ? models : ['llama3', 'gpt-4o'];
+const REPS = envNumber('BENCH_REPS', 9);
+const TARGET_TOKENS = 200_000;
+
+const ms = (fn) => {
+  const t0 = process.hrtime.bigint();
+  const v = fn();
+  return [Number(process.hrtime.bigint() - t0) / 1e6, v];
+};
+const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+const prose = buildWorkload('prose', { sizeBytes: 2 * 1024 * 1024 }).documents.map((d) => d.text);
+const code = buildWorkload('code', { sizeBytes: 1024 * 1024 }).documents.map((d) => d.text);
+
+const rows = [];
+for (const model of MODELS) {
+  const tok = await loadTokenizer(model, { backend: 'native' });
+  const sep = [...tok.addedTokens.values()].find((t) => t.special)?.content ?? '\n\n';
+  let history = '';
+  for (let i = 0; tok.count(history, { addSpecialTokens: false }) < TARGET_TOKENS; i++) {
+    history += `${sep}${i % 3 === 2 ? code[i % code.length] : prose[i % prose.length]}`.slice(0, 24_000);
+  }
+  const t = { full: [], encode: [], encodeDelta: [], append: [], appendDelta: [] };
+  let tokens = 0;
+  for (let r = 0; r < REPS; r++) {
+    const turn = `${sep}${prose[(r * 7) % prose.length].slice(0, 1000)}`;
+    const prompt = history + turn;
+    const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
+    t.full.push(tFull);
+    tokens = want.length;
+    const check = (ids, what) => {
+      if (!same(ids, want)) throw new Error(`${model}: ${what} differs from the full encode`);
+    };
+    for (const kind of ['encode', 'encodeDelta', 'append', 'appendDelta']) {
+      const s = tok.createSession();
+      s.encode(history, { addSpecialTokens: false }); // untimed: the session follows the history
+      const [dt, out] = ms(() =>
+        kind === 'encode'
+          ? s.encode(prompt, { addSpecialTokens: false })
+          : kind === 'encodeDelta'
+            ? s.encodeDelta(prompt, { addSpecialTokens: false })
+            : kind === 'append'
+              ? s.append(turn, { addSpecialTokens: false })
+              : s.appendDelta(turn, { addSpecialTokens: false }),
+      );
+      t[kind].push(dt);
+      if (kind.endsWith('Delta')) check([...want.subarray(0, out.reused), ...out.ids], kind);
+      else check(out, kind);
+    }
+  }
+  const row = { model, tokens, fullMs: median(t.full) };
+  for (const k of ['encode', 'encodeDelta', 'append', 'appendDelta']) {
+    row[`${k}Ms`] = median(t[k]);
+    row[`${k}Speedup`] = row.fullMs / row[`${k}Ms`];
+  }
+  rows.push(row);
+}
+
+console.log(`one ~1 KB turn on a ~${TARGET_TOKENS / 1000}k-token history (native, median of ${REPS}; ×full = full encode ÷ call)`);
+console.log('| model | tokens | full ms | encode ms (×full) | encodeDelta ms (×full) | append ms (×full) | appendDelta ms (×full) |');
+console.log('|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const c = (k) => `${r[`${k}Ms`].toFixed(3)} (${r[`${k}Speedup`].toFixed(0)}×)`;
+  console.log(`| ${r.model} | ${r.tokens} | ${r.fullMs.toFixed(2)} | ${c('encode')} | ${c('encodeDelta')} | ${c('append')} | ${c('appendDelta')} |`);
+}
+writeJson(jsonOutPath(), { question: 'session-append', machine: machine(), rows });
