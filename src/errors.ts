@@ -14,6 +14,8 @@ export type ErrorCode =
   | 'E_NATIVE_UNSUPPORTED'
   | 'E_NATIVE_INTERNAL'
   | 'E_BUDGET'
+  // An encode input above LoadOptions.maxInputBytes (src/tokenizer-checks.ts).
+  | 'E_INPUT_TOO_LARGE'
   | 'E_IO'
   // The HTTP service (src/server/): a request body, a route, a model name.
   | 'E_JSON_INVALID'

@@ -15,6 +15,12 @@ export interface LoadOptions {
   segmentCache?: { maxBytes: number };
   /** The tiktoken encoding of a `.tiktoken` rank file (`o200k_base`, `cl100k_base`, ...); default: from the file name. */
   encoding?: string;
+  /**
+   * The largest text (UTF-8 bytes) that encode, count, encodeAsync, encodeBatch (per text) and
+   * the chat encodes (the rendered prompt) accept; larger input throws E_INPUT_TOO_LARGE
+   * before anything is allocated. Default 64 MiB (DEFAULT_MAX_INPUT_BYTES).
+   */
+  maxInputBytes?: number;
 }
 
 export interface EncodeOptions {

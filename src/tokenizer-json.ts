@@ -2,7 +2,8 @@
  * The tokenizer.json format as promptenc reads it, and the small checks on its values that
  * every layer shares. Bottom layer: imports nothing but the error type.
  */
-import { PromptencError, describeValue } from './errors.js';
+import type { PromptencError } from './errors.js';
+import { badTokenId, isBoundedTokenId } from './tokenizer-checks.js';
 
 /** An entry of tokenizer.json `added_tokens`, as Hugging Face defines it. */
 export interface AddedTokenSpec {
@@ -31,14 +32,12 @@ export interface TokenizerJson {
   [key: string]: unknown;
 }
 
+/** An integer id from 0 to MAX_TOKEN_ID (./tokenizer-checks.ts: larger ids are refused, not built). */
 export function isTokenId(id: unknown): id is number {
-  return typeof id === 'number' && id >= 0 && id <= 0x7fffffff && Math.floor(id) === id;
+  return isBoundedTokenId(id);
 }
 
 /** The error for a vocabulary entry whose id is not a token id; backends throw it. */
 export function badVocabId(token: string, id: unknown): PromptencError {
-  return new PromptencError(
-    'E_TOKENIZER_INVALID',
-    `tokenizer.json model.vocab[${JSON.stringify(token)}]: expected a non-negative integer id, received ${describeValue(id)}`,
-  );
+  return badTokenId(`model.vocab[${JSON.stringify(token)}]`, id);
 }

@@ -31,6 +31,8 @@ import {
   type LoadOptions,
 } from './options.js';
 import { PromptSession } from './prompt-session.js';
+import { checkInputSize, checkMaxInputBytesOption, DEFAULT_MAX_INPUT_BYTES } from './tokenizer-checks.js';
+import { snapshotMessages } from './messages-guard.js';
 import { fitChat } from './fit-chat.js';
 import { createStreamDecoder, type DecoderOptions, type StreamDecoder } from './output/decoder.js';
 import { createOutputParser, parseAssistantOutput } from './output/parser.js';
@@ -67,6 +69,8 @@ export class PromptTokenizer {
   private readonly json: TokenizerJson;
   private scannerValue: AddedTokenScanner | undefined;
   private cache: SegmentCache | undefined;
+  /** LoadOptions.maxInputBytes (src/tokenizer-checks.ts). */
+  private maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
 
   /** @internal use loadTokenizer */
   constructor(
@@ -94,6 +98,16 @@ export class PromptTokenizer {
     }
     this.templates = { default: def, named };
     this.json = files.tokenizerJson;
+  }
+
+  /** @internal loadTokenizer: LoadOptions.maxInputBytes, already checked. */
+  setMaxInputBytes(max: number): void {
+    this.maxInputBytes = max;
+  }
+
+  /** E_INPUT_TOO_LARGE unless `text` fits in maxInputBytes. */
+  private checkSize(text: string, name = 'text'): void {
+    checkInputSize(text, this.maxInputBytes, name);
   }
 
   /** The added-token scanner (built on first use: sessions, cache, accounting). */
@@ -131,6 +145,7 @@ export class PromptTokenizer {
    * Chunks end at safe added-token cuts, so their IDs concatenate to the full encoding.
    */
   private encodeBody(text: string, cache = this.cache): Uint32Array {
+    this.checkSize(text);
     if (!cache || text.length === 0) return this.impl.encode(text);
     const scanner = this.scanner;
     const matches = scanner.scan(text);
@@ -172,7 +187,10 @@ export class PromptTokenizer {
     const marksAvailable = (): boolean => !this.cache && this.impl.encodeMarked !== undefined;
     const host: SessionHost = {
       // The backend's marks spare the session its own scan; the segment cache (chunked encodes) gives none.
-      encodeBody: (text) => (marksAvailable() && text.length > 0 ? this.impl.encodeMarked!(text) : { ids: this.encodeBody(text), marks: undefined }),
+      encodeBody: (text) => {
+        this.checkSize(text);
+        return marksAvailable() && text.length > 0 ? this.impl.encodeMarked!(text) : { ids: this.encodeBody(text), marks: undefined };
+      },
       scanner: this.scanner,
       tokenLengths: this.tokenLengths,
       newlineBreaks: family !== undefined && family !== 'gpt2',
@@ -196,6 +214,7 @@ export class PromptTokenizer {
   encode(text: string, opts: EncodeOptions = {}): Uint32Array {
     checkText(text);
     checkOptions(opts, 'options');
+    this.checkSize(text);
     // The segment cache and sessions cut at added tokens; text with split specials skips them.
     const body = splitSpecialOf(opts) ? this.impl.encode(text, true) : this.encodeBody(text);
     if (opts.addSpecialTokens === false) return body;
@@ -205,6 +224,7 @@ export class PromptTokenizer {
   count(text: string, opts: EncodeOptions = {}): number {
     checkText(text);
     checkOptions(opts, 'options');
+    this.checkSize(text);
     const n = splitSpecialOf(opts) ? this.impl.encode(text, true).length : this.cache ? this.encodeBody(text).length : this.impl.count(text);
     return opts.addSpecialTokens === false ? n : n + this.wrap.prefix.length + this.wrap.suffix.length;
   }
@@ -212,6 +232,7 @@ export class PromptTokenizer {
   async encodeAsync(text: string, opts: EncodeOptions = {}): Promise<Uint32Array> {
     checkText(text);
     checkOptions(opts, 'options');
+    this.checkSize(text);
     // With split specials the encode runs on this thread (the async native path has no such flag).
     const body = splitSpecialOf(opts) ? this.impl.encode(text, true) : await this.impl.encodeAsync(text);
     return opts.addSpecialTokens === false ? body : this.wrapIds(body);
@@ -220,6 +241,7 @@ export class PromptTokenizer {
   /** Encode many texts; with the native backend this runs on up to `threads` worker threads. */
   async encodeBatch(texts: readonly string[], opts: BatchOptions = {}): Promise<Uint32Array[]> {
     const threads = checkBatch(texts, opts);
+    for (let i = 0; i < texts.length; i++) this.checkSize(texts[i]!, `texts[${i}]`);
     const out = splitSpecialOf(opts) ? texts.map((t) => this.impl.encode(t, true)) : await this.impl.encodeBatch(texts, threads);
     return opts.addSpecialTokens === false ? out : out.map((ids) => this.wrapIds(ids));
   }
@@ -298,8 +320,9 @@ export class PromptTokenizer {
   private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext; given: readonly ChatMessage[] } {
     checkOptions(opts, 'options');
     checkChatOptions(opts);
-    const checked = validateMessages(messages);
-    const tools = validateTools(opts.tools);
+    // A plain-data copy first: getters, Proxies and cycles fail here with E_MESSAGES_INVALID.
+    const checked = validateMessages(snapshotMessages(messages, 'messages') as ChatMessage[]);
+    const tools = validateTools(opts.tools === undefined ? undefined : (snapshotMessages(opts.tools, 'options.tools') as typeof opts.tools));
     if (opts.kwargs !== undefined) checkOptions(opts.kwargs, 'options.kwargs');
     const source = this.templateSource(opts.chatTemplate, tools);
     const raw = opts.normalize === 'none';
@@ -328,6 +351,7 @@ export class PromptTokenizer {
 
   countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
     const prompt = this.renderChat(messages, opts);
+    this.checkSize(prompt, 'the rendered prompt');
     return this.cache ? this.encodeBody(prompt).length : this.impl.count(prompt);
   }
 
@@ -415,7 +439,11 @@ export class PromptTokenizer {
    * See src/fit-chat.ts for the search and its cost.
    */
   fitChat(messages: ChatMessage[], opts: FitOptions): FitResult {
-    return fitChat(this, messages, opts);
+    // The search reads the messages itself: it gets the guarded copy, the caller its own objects back.
+    const plain = snapshotMessages(messages, 'messages') as ChatMessage[];
+    const fit = fitChat(this, plain, opts);
+    const drop = new Set(fit.dropped);
+    return { ...fit, messages: messages.filter((_, i) => !drop.has(i)) };
   }
 
   /** @internal FitChatHost: encodeChat's count of a rendered prompt, through `cache`. */
@@ -425,6 +453,7 @@ export class PromptTokenizer {
 
   /** @internal FitChatHost: a plain count of text (addSpecialTokens false, no cache). */
   countText(text: string): number {
+    this.checkSize(text);
     return this.impl.count(text);
   }
 
@@ -467,10 +496,12 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   checkOptions(opts, 'options');
   const choice = opts.backend ?? 'auto';
   checkBackendChoice(choice);
+  const maxInputBytes = checkMaxInputBytesOption(opts.maxInputBytes);
   const files = await readTokenizerFiles(source, { scan: await modelScanner(choice), ...(opts.encoding !== undefined && { encoding: opts.encoding }) });
   const backend = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
   if (backend.vocabulary) checkAddedTokenIds(files.tokenizerJson, backend.vocabulary, files.tokenizerPath);
   const tok = new PromptTokenizer(backend, files);
+  tok.setMaxInputBytes(maxInputBytes);
   if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);
   return tok;
 }

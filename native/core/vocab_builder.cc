@@ -141,7 +141,10 @@ void buildModel(const ModelStrings& in, EncoderSpec& spec) {
   uint64_t size = 0;
   for (size_t k = 0; k < count; k++)
     if (uint64_t(in.ids[k]) + 1 > size) size = uint64_t(in.ids[k]) + 1;
-  if (size > 0x7FFFFFFFu) throw std::invalid_argument("vocab id out of range");
+  // Tables below are sized by the largest id: refuse one above the limit before allocating.
+  if (size > uint64_t(kMaxTokenId) + 1)
+    throw std::invalid_argument("model.vocab: id " + std::to_string(size - 1) + " is above the limit " +
+                                std::to_string(kMaxTokenId));
   std::vector<uint32_t> keyOfId(size, kNoId);
   std::vector<uint32_t> rawLen(count);
   for (size_t k = 0; k < count; k++) {

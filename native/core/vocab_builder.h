@@ -14,6 +14,10 @@ namespace promptenc {
 
 constexpr uint32_t kSplitOnSpace = 0xFFFFFFFFu;
 
+/// The largest token id the core builds (src/tokenizer-checks.ts MAX_TOKEN_ID, checked there
+/// first): tables are indexed by id, so one huge id would otherwise allocate gigabytes.
+constexpr uint32_t kMaxTokenId = (1u << 22) - 1;
+
 /// The vocab keys and merges as UTF-8 with byte spans; what buildModel reads.
 struct ModelStrings {
   const uint8_t* keyBytes = nullptr;

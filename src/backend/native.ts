@@ -26,6 +26,7 @@ import { byteLevelTokenLengths, BYTE_LEVEL_CHARS } from '../offsets.js';
 import { badVocabId, isTokenId, type AddedTokenSpec, type TokenizerJson } from '../tokenizer-json.js';
 import { nfc as normalizeNfc } from '../nfc.js';
 import { rankFileModelOf } from '../tiktoken-model.js';
+import { MAX_TOKEN_ID, maxOf } from '../tokenizer-checks.js';
 import type { Backend, BackendInit, Vocabulary } from './types.js';
 import { memo, parsedVocabulary } from './vocabulary.js';
 
@@ -376,7 +377,14 @@ export function prescanTokenizerJson(bytes: Uint8Array): ModelScan | undefined {
   } catch (err) {
     throw nativeError(err);
   }
-  return typeof r === 'string' ? undefined : new NativeScan(r.model, r.ids, r.keyLengths, r.vocab, r.merges);
+  if (typeof r === 'string') return undefined;
+  // An id above MAX_TOKEN_ID: declined, so the parsed path names the key (badVocabId) before
+  // anything is sized by that id.
+  if (maxOf(r.ids) > MAX_TOKEN_ID) {
+    addon.releaseModel(r.model);
+    return undefined;
+  }
+  return new NativeScan(r.model, r.ids, r.keyLengths, r.vocab, r.merges);
 }
 
 /**

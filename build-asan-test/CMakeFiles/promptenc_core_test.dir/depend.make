@@ -1,0 +1,2 @@
+# Empty dependencies file for promptenc_core_test.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for promptenc_pretokenizer_bench.
+# This may be replaced when dependencies are built.
