@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { PromptencError, describeValue } from './errors.js';
-import { checkTokenId, checkTokenizerFileSize } from './tokenizer-checks.js';
+import { checkTokenId, checkTokenizerFileSize, checkTokenizerShape } from './tokenizer-checks.js';
 import type { AddedTokenSpec, TokenizerJson } from './tokenizer-json.js';
 import { FROM_RANK_FILE, hasRankFileModel, readRankFileDirectory, readTiktokenFile } from './tiktoken-ranks.js';
 
@@ -257,6 +257,7 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
       if (!ok) invalid(file, `model.merges[${i}]: expected "a b" or ["a", "b"], received ${describeValue(m)}`);
     });
   }
+  checkTokenizerShape(t, file);
   const added = t.added_tokens ?? [];
   if (!Array.isArray(added)) invalid(file, `added_tokens: expected an array, received ${describeValue(added)}`);
   added.forEach((a: unknown, i: number) => {

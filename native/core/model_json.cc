@@ -405,9 +405,14 @@ class Scanner {
     auto& spans = out_.mergeSpans;
     spans.reserve((n_ - i_) / 8 * 4);  // as in vocab(): at least 6 bytes per merge
     if (!lit(']')) {
+      int form = -1;  // 1: [a, b] pairs, 0: "a b" strings; HF refuses a list that mixes them
       for (;;) {
         uint64_t units = 0;
         const uint32_t a0 = uint32_t(o - base);
+        ws();
+        const int pair = i_ < n_ && p_[i_] == '[' ? 1 : 0;
+        if (form >= 0 && pair != form) return fail("merges that mix \"a b\" strings and [a, b] pairs");
+        form = pair;
         if (lit('[')) {
           if (!string(o, units)) return false;
           const uint32_t a1 = uint32_t(o - base);

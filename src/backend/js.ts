@@ -28,6 +28,7 @@ export function createJsBackend(init: BackendInit): Backend {
       const id = (vocab as Record<string, unknown>)[key];
       if (!isTokenId(id)) throw badVocabId(key, id);
     }
+    checkMergesInVocab(init.tokenizerJson.model.merges, vocab as Record<string, unknown>);
   }
   const Tokenizer = tokenizerClass();
   let tokenizer: HfTokenizer;
@@ -37,6 +38,7 @@ export function createJsBackend(init: BackendInit): Backend {
   } catch (err) {
     throw new PromptencError('E_TOKENIZER_INVALID', `tokenizer.json could not be built: ${(err as Error).message}`, { cause: err });
   }
+  mergeAcrossUnknownChars(init.tokenizerJson, tokenizer);
   const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
   const encode = (text: string, splitSpecialTokens = false): Uint32Array => Uint32Array.from(ids(text, splitSpecialTokens));
   const bytesOf = byteLevelBytes(init);
@@ -54,6 +56,76 @@ export function createJsBackend(init: BackendInit): Backend {
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map((t) => encode(t)),
     vocabulary: parsedVocabulary(init.tokenizerJson),
+  };
+}
+
+/**
+ * HF refuses a merge whose parts or result are not model.vocab keys (models/bpe/model.rs,
+ * "Token `x` out of vocabulary"), as the native core does; @huggingface/tokenizers would keep
+ * it silently. Same message as native/core/vocab_builder.cc. ~3 keyed loads per merge.
+ */
+function checkMergesInVocab(merges: unknown, vocab: Record<string, unknown>): void {
+  if (!Array.isArray(merges)) return;
+  const has = (k: string) => Object.hasOwn(vocab, k);
+  let rank = 0;
+  for (const m of merges) {
+    let a: string;
+    let b: string;
+    if (typeof m === 'string') {
+      if (m.startsWith('#version')) continue;
+      const sp = m.indexOf(' ');
+      a = m.slice(0, sp);
+      b = m.slice(sp + 1);
+    } else {
+      [a, b] = m as [string, string];
+    }
+    const missing = !has(a) ? ['left part ', a] : !has(b) ? ['right part ', b] : !has(a + b) ? ['merged token ', a + b] : undefined;
+    if (missing) throw new PromptencError('E_TOKENIZER_INVALID', `model.merges[${rank}]: ${missing[0]}${JSON.stringify(missing[1])} is not in model.vocab`);
+    rank++;
+  }
+}
+
+/** The part of @huggingface/tokenizers' BPE model that mergeAcrossUnknownChars replaces. */
+interface LibraryBpe {
+  tokens_to_ids: Map<string, number>;
+  ignore_merges: boolean;
+  bpe(token: string): string[];
+  encode(tokens: string[]): string[];
+}
+
+/**
+ * A BPE model with no unk_token and no byte_fallback: HF drops a character that is not in the
+ * vocabulary before merging (models/bpe/model.rs `merge_word`), so its neighbours can merge
+ * across it; @huggingface/tokenizers merges first and drops the unknown pieces after, so they
+ * cannot. Found by test/malformed-tokenizers.test.ts (a byte-level vocabulary with
+ * pre_tokenizer null: the raw space is no vocab key). The library's encode is replaced, for
+ * such models only (and only on the `model` of `lib`, and of the gap tokenizer built from
+ * the same json), by one that drops those characters first.
+ */
+function mergeAcrossUnknownChars(json: TokenizerJson, lib: HfTokenizer): void {
+  const model = json.model as { type?: unknown; unk_token?: unknown; byte_fallback?: unknown; merges?: unknown };
+  if ((model.type ?? 'BPE') !== 'BPE' || !Array.isArray(model.merges) || (model.unk_token ?? null) !== null || model.byte_fallback === true) return;
+  const bpe = (lib as unknown as { model?: LibraryBpe }).model;
+  if (!bpe || typeof bpe.bpe !== 'function' || !(bpe.tokens_to_ids instanceof Map)) return;
+  const has = (t: string) => bpe.tokens_to_ids.has(t);
+  bpe.encode = (tokens: string[]): string[] => {
+    const out: string[] = [];
+    for (const token of tokens) {
+      if (bpe.ignore_merges && has(token)) {
+        out.push(token);
+        continue;
+      }
+      let known = token;
+      for (const ch of token) {
+        if (has(ch)) continue;
+        // Rare (never for a complete byte-level alphabet): rebuild without the unknown characters.
+        known = '';
+        for (const c of token) if (has(c)) known += c;
+        break;
+      }
+      for (const t of bpe.bpe(known)) if (has(t)) out.push(t);
+    }
+    return out;
   };
 }
 
@@ -95,6 +167,7 @@ function exactAddedTokenSplit(init: BackendInit, libraryJson: TokenizerJson, who
   }
   const scanner = new AddedTokenScanner(json);
   const gaps = new (tokenizerClass())({ ...libraryJson, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
+  mergeAcrossUnknownChars(json, gaps);
   const encodeGap = (text: string, out: number[]): void => {
     for (const id of gaps.encode(text, { add_special_tokens: false }).ids) out.push(id);
   };

@@ -25,7 +25,7 @@ function cut(full: Json, size: number, addedKeep: number): Json {
   for (const [k, id] of Object.entries(full.model.vocab as Record<string, number>)) if (id < size) vocab[k] = id;
   const merges = (full.model.merges as Array<string | [string, string]>).filter((m) => {
     const [a, b] = typeof m === 'string' ? (m.split(' ') as [string, string]) : m;
-    return a in vocab && b in vocab && `${a}${b}` in vocab;
+    return Object.hasOwn(vocab, a) && Object.hasOwn(vocab, b) && Object.hasOwn(vocab, `${a}${b}`);
   });
   const added = (full.added_tokens as Json[]).slice(0, addedKeep).map((t, i) => ({ ...t, id: size + i }));
   return { ...full, added_tokens: added, model: { ...full.model, vocab, merges } };
@@ -60,7 +60,7 @@ export function qwen3Mini(): Json {
 
 /** Texts every row is encoded with: letters, digits, contractions, CJK, NFC-sensitive, added tokens. */
 export function probeTexts(t: Json): string[] {
-  const added = (t.added_tokens as Json[] | undefined)?.map((a) => a?.content).filter((c): c is string => typeof c === 'string') ?? [];
+  const added = Array.isArray(t.added_tokens) ? (t.added_tokens as Json[]).map((a) => a?.content).filter((c): c is string => typeof c === 'string') : [];
   return [
     "Hello world! It's 2024, the naïve café said: 12345 apples.\n\n  indented\tcode();",
     'Cafe\u0301 e\u0301te\u0301 \u1100\u1161\u11a8 中文字 😀👍 ſ  ',
