@@ -257,7 +257,6 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
       if (!ok) invalid(file, `model.merges[${i}]: expected "a b" or ["a", "b"], received ${describeValue(m)}`);
     });
   }
-  checkTokenizerShape(t, file);
   const added = t.added_tokens ?? [];
   if (!Array.isArray(added)) invalid(file, `added_tokens: expected an array, received ${describeValue(added)}`);
   added.forEach((a: unknown, i: number) => {
@@ -269,6 +268,8 @@ export function validateTokenizerJson(json: unknown, file: string): TokenizerJso
     if (typeof tok.content !== 'string' || tok.content === '')
       invalid(file, `${at}.content: expected a non-empty string, received ${describeValue(tok.content)}`);
   });
+  // serde's shape rules, after the checks above (their messages name the id and content first).
+  checkTokenizerShape(t, file);
   return t as TokenizerJson;
 }
 

@@ -7,6 +7,7 @@
  * test/case-fold.test.ts derives the folding class from V8's /iu and checks it against the oracle.
  */
 import type { TokenizerJson } from '../tokenizer-json.js';
+import { withOracleClasses } from './oracle-classes.js';
 
 /** The non-ASCII code points whose simple case folding is an ASCII letter. */
 const NON_ASCII_FOLDS: Readonly<Record<string, string>> = { s: '\u017f', k: '\u212a' };
@@ -30,8 +31,10 @@ function rewritePreTokenizer(pre: unknown): unknown {
   if (!isObj(pre)) return pre;
   if (pre.type === 'Sequence' && Array.isArray(pre.pretokenizers)) return { ...pre, pretokenizers: pre.pretokenizers.map(rewritePreTokenizer) };
   const pattern = pre.pattern;
-  if (pre.type === 'Split' && isObj(pattern) && typeof pattern.Regex === 'string' && pattern.Regex.includes('(?i:')) {
-    return { ...pre, pattern: { ...pattern, Regex: expandInlineCaseInsensitive(pattern.Regex) } };
+  if (pre.type === 'Split' && isObj(pattern) && typeof pattern.Regex === 'string') {
+    // And the oracle's Unicode classes in place of V8's (./oracle-classes.ts).
+    const regex = withOracleClasses(pattern.Regex.includes('(?i:') ? expandInlineCaseInsensitive(pattern.Regex) : pattern.Regex);
+    return regex === pattern.Regex ? pre : { ...pre, pattern: { ...pattern, Regex: regex } };
   }
   return pre;
 }
