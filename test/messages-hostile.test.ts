@@ -106,6 +106,16 @@ const ROWS: Row[] = [
   ],
   ['a bigint in a message', () => [{ role: 'user', content: 'x', n: 10n }], () => undefined, /messages\[0\]\.n: expected JSON data, received a bigint/],
   ['a symbol in a message', () => [{ role: 'user', content: 'x', s: Symbol('s') }], () => undefined, /messages\[0\]\.s: expected JSON data, received a symbol/],
+  [
+    'a DAG that expands to 2^30 values',
+    () => {
+      let v: unknown = ['x'];
+      for (let i = 0; i < 30; i++) v = [v, v];
+      return [{ role: 'user', content: 'x', blowup: v }];
+    },
+    () => undefined,
+    /messages: more than 1000000 values \(MAX_MESSAGES_VALUES\)/,
+  ],
   ['nesting deeper than the limit', () => [{ role: 'user', content: 'x', deep: nested(MAX_MESSAGES_DEPTH) }], () => undefined, /nested deeper than 256 levels/],
   [
     'a tool whose getter throws',

@@ -212,7 +212,7 @@ int main() {
     ModelJson m;
     const std::string doc =
         R"({"x": [1, {"model": 2}], "model": {"type": "BPE", "vocab": {"a": 0, "\u00e9\n": 7, "\ud83d\ude80": 8,)"
-        R"( "\ud800z": 9, "\u0120": 10}, "merges": ["a b", ["c", "d"], "#version: 1"]}})";
+        R"( "\ud800z": 9, "\u0120": 10}, "merges": ["a b", "c d", "#version: 1"]}})";
     CHECK(scan(doc, m));
     CHECK(m.ids.size() == 5 && m.ids[1] == 7);
     CHECK(key(m, 1) == "\xC3\xA9\n");
@@ -221,12 +221,18 @@ int main() {
     CHECK(key(m, 4) == "\xC4\xA0");
     CHECK(m.mergeSpans.size() == 12 && m.mergeSpans[2] != kSplitOnSpace && m.mergeSpans[10] == kSplitOnSpace);
     CHECK(doc.substr(m.vocabBegin, 1) == "{" && doc.substr(m.vocabEnd - 1, 1) == "}");
+    ModelJson pairs;
+    CHECK(scan(R"({"model": {"vocab": {"a": 0}, "merges": [["a", "b"], ["c", "d"]]}})", pairs));
+    CHECK(pairs.mergeSpans.size() == 8 && pairs.mergeSpans[2] != kSplitOnSpace);
     for (const char* bad :
          {R"({"model": {"vocab": {"a": 1.0}, "merges": []}})", R"({"model": {"vocab": {"a": -1}, "merges": []}})",
           R"({"model": {"vocab": {"a": 01}, "merges": []}})", R"({"model": {"vocab": {}, "merges": ["ab"]}})",
           R"({"model": {"vocab": {}, "merges": [["a"]]}})", R"({"model": {"vocab": {"\x": 1}, "merges": []}})",
           R"({"model": {"vocab": {}, "merges": []}, "model": {}})", R"({"model": {"vocab": {"a": 1}}})",
-          "{\"model\": {\"vocab\": {\"\xC0\xAF\": 1}, \"merges\": []}}"}) {
+          "{\"model\": {\"vocab\": {\"\xC0\xAF\": 1}, \"merges\": []}}",
+          // HF refuses a merge list that mixes "a b" strings and [a, b] pairs.
+          R"({"model": {"vocab": {"a": 0}, "merges": ["a b", ["a", "b"]]}})",
+          R"({"model": {"vocab": {"a": 0}, "merges": [["a", "b"], "a b"]}})"}) {
       CHECK(!scan(bad, m));
     }
   }

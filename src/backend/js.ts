@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { Tokenizer as HfTokenizer } from '@huggingface/tokenizers';
 import { PromptencError } from '../errors.js';
 import { isNfcNormalizer, nfc } from '../nfc.js';
-import { BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
+import { BYTE_LEVEL_CHARS, BYTE_OF_BYTE_LEVEL_CHAR } from '../offsets.js';
 import { AddedTokenScanner, isIdentityNormalizer } from '../split.js';
 import { badVocabId, isTokenId, type TokenizerJson } from '../tokenizer-json.js';
 import { withOnigurumaCaseFolding } from './case-fold.js';
@@ -105,6 +105,7 @@ interface LibraryBpe {
 function mergeAcrossUnknownChars(json: TokenizerJson, lib: HfTokenizer): void {
   const model = json.model as { type?: unknown; unk_token?: unknown; byte_fallback?: unknown; merges?: unknown };
   if ((model.type ?? 'BPE') !== 'BPE' || !Array.isArray(model.merges) || (model.unk_token ?? null) !== null || model.byte_fallback === true) return;
+  if (completeByteLevelAlphabet(json)) return; // every piece is alphabet characters, all in the vocab
   const bpe = (lib as unknown as { model?: LibraryBpe }).model;
   if (!bpe || typeof bpe.bpe !== 'function' || !(bpe.tokens_to_ids instanceof Map)) return;
   const has = (t: string) => bpe.tokens_to_ids.has(t);
@@ -127,6 +128,15 @@ function mergeAcrossUnknownChars(json: TokenizerJson, lib: HfTokenizer): void {
     }
     return out;
   };
+}
+
+/** A ByteLevel pre-tokenizer (alone or last in a Sequence) and all 256 of its characters vocab keys. */
+function completeByteLevelAlphabet(json: TokenizerJson): boolean {
+  const pre = json.pre_tokenizer as { type?: unknown; pretokenizers?: unknown } | null | undefined;
+  const list = pre?.type === 'Sequence' && Array.isArray(pre.pretokenizers) ? pre.pretokenizers : [pre];
+  const byteLevel = list.some((p) => (p as { type?: unknown } | null)?.type === 'ByteLevel');
+  const vocab = json.model.vocab as Record<string, unknown>;
+  return byteLevel && BYTE_LEVEL_CHARS.every((c) => Object.hasOwn(vocab, c));
 }
 
 /** String.prototype.isWellFormed / toWellFormed (ES2024, in Node >= 20; not in this lib target). */
