@@ -11,7 +11,7 @@ import { CaseGenerator } from '../fuzz/generate.mjs';
 import { compare, openModel } from '../fuzz/differential.mjs';
 import { fuzzModels } from '../fuzz/models.mjs';
 
-const CASES = Number(process.env.PROMPTENC_FUZZ_CASES ?? 300);
+const CASES = Number(process.env.PROMPTENC_FUZZ_CASES ?? 200);
 const SEED = 0x5eed2020;
 const models = fuzzModels() as Record<string, string>;
 if (!models['glm-4']) console.warn('fuzz-burst: GLM-4 SKIPPED: ../shared/models/glm-4 is absent');
