@@ -378,6 +378,7 @@ async function readConfigAndTemplate(dir: string): Promise<Pick<TokenizerFiles, 
   let chatTemplate: TokenizerFiles['chatTemplate'];
   const jinjaPath = path.join(dir, 'chat_template.jinja');
   if (await isFile(jinjaPath)) {
+    checkTokenizerFileSize(jinjaPath, 'chat_template.jinja', (await stat(jinjaPath)).size);
     chatTemplate = await readFile(jinjaPath, 'utf8');
   } else if (typeof tokenizerConfig.chat_template === 'string' || Array.isArray(tokenizerConfig.chat_template)) {
     chatTemplate = tokenizerConfig.chat_template as TokenizerFiles['chatTemplate'];

@@ -323,6 +323,23 @@ function childLoad(file: string, backend: string, ms: number): { outcome: string
 const native = nativeAddonStatus().available;
 if (!native) console.warn('malformed-tokenizers: the native addon is not built: native rows compare auto (JS) only');
 
+describe('the file size limit covers every file of a model directory', () => {
+  for (const name of ['tokenizer_config.json', 'chat_template.jinja']) {
+    it(`${name} over MAX_TOKENIZER_FILE_BYTES is refused unread`, async () => {
+      const d = path.join(dir, `big-${name}`);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, 'tokenizer.json'), JSON.stringify(BASES.llama3));
+      const fd = openSync(path.join(d, name), 'w');
+      ftruncateSync(fd, MAX_TOKENIZER_FILE_BYTES + 1);
+      closeSync(fd);
+      const err = await loadTokenizer(d, { backend: 'js' }).catch((e: unknown) => e);
+      expect((err as PromptencError).code).toBe('E_TOKENIZER_INVALID');
+      // The size check's message: refused from stat, before a byte is read.
+      expect((err as Error).message).toMatch(new RegExp(`${name} at .* is ${MAX_TOKENIZER_FILE_BYTES + 1} bytes, above promptenc's limit`));
+    });
+  }
+});
+
 describe('malformed tokenizer.json: native and JS agree, with the oracle or on E_TOKENIZER_INVALID', () => {
   it('has the rows the issue asks for', () => {
     expect(ROWS.length).toBeGreaterThanOrEqual(60);
