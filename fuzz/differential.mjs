@@ -11,12 +11,15 @@ import tokenizers from 'tokenizers';
 
 export const REGRESSIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'regressions');
 
-/** The three encoders of one model. */
-export async function openModel(loadTokenizer, name, file) {
+/**
+ * The three encoders of one model. `oracleFile`: the tokenizer.json the oracle reads when
+ * promptenc loads another form of the same model (GLM-4's tiktoken rank-file directory).
+ */
+export async function openModel(loadTokenizer, name, file, oracleFile = file) {
   const native = await loadTokenizer(file, { backend: 'native' });
   const js = await loadTokenizer(file, { backend: 'js' });
-  const oracle = tokenizers.Tokenizer.fromFile(file);
-  const json = (await import('node:fs')).readFileSync(file, 'utf8');
+  const oracle = tokenizers.Tokenizer.fromFile(oracleFile);
+  const json = (await import('node:fs')).readFileSync(oracleFile, 'utf8');
   const added = (JSON.parse(json).added_tokens ?? []).map((t) => t.content);
   return { name, file, native, js, oracle, added };
 }

@@ -136,3 +136,13 @@ export function fuzzModels() {
   if (glm) models['glm-4'] = glm;
   return models;
 }
+
+/**
+ * Models that promptenc loads from another form than the oracle's tokenizer.json: name ->
+ * { source, oracle }. GLM-4's directory (its tiktoken rank file, src/tiktoken-ranks.ts)
+ * against the oracle on the tokenizer.json built above. `npm run fuzz -- --model glm-4-rankfile`.
+ */
+export function rankFileModels() {
+  const oracle = glm4TokenizerPath();
+  return oracle ? { 'glm-4-rankfile': { source: GLM4_DIR, oracle } } : {};
+}

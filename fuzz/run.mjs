@@ -5,13 +5,14 @@
  * Rust oracle: native == JS == oracle on every case. A mismatch is shrunk to a minimal input
  * and written to test/fixtures/regressions/, which `npm test` replays (fuzz-regressions).
  * Reports, per model: cases, mismatches, cases/s. Exits 1 when anything mismatched.
- * Models: gpt-4o, llama3, qwen3, deepseek-v3, glm-4 (fuzz/models.mjs); all by default.
+ * Models: gpt-4o, llama3, qwen3, deepseek-v3, glm-4 (fuzz/models.mjs); all by default. Also
+ * glm-4-rankfile: promptenc reading GLM-4's tiktoken rank file against the oracle's tokenizer.json.
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CaseGenerator, shrink } from './generate.mjs';
 import { compare, openModel, writeRegression } from './differential.mjs';
-import { fuzzModels } from './models.mjs';
+import { fuzzModels, rankFileModels } from './models.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -22,8 +23,9 @@ const seconds = Number(opt('seconds', '30'));
 const seed = Number(opt('seed', String(Date.now() % 2 ** 31)));
 const write = !args.includes('--no-write');
 const models = fuzzModels();
+const other = rankFileModels();
 const chosen = opt('model', 'all') === 'all' ? Object.keys(models) : opt('model').split(',');
-for (const m of chosen) if (!models[m]) throw new Error(`unknown model ${m}: one of ${Object.keys(models).join(', ')}`);
+for (const m of chosen) if (!models[m] && !other[m]) throw new Error(`unknown model ${m}: one of ${[...Object.keys(models), ...Object.keys(other)].join(', ')}`);
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { loadTokenizer } = await import(pathToFileURL(path.join(root, 'dist', 'index.js')).href);
@@ -32,7 +34,7 @@ process.env.PROMPTENC_QUIET = '1';
 let failed = 0;
 console.log(`seed ${seed}, ${seconds} s per model`);
 for (const name of chosen) {
-  const model = await openModel(loadTokenizer, name, models[name]);
+  const model = models[name] ? await openModel(loadTokenizer, name, models[name]) : await openModel(loadTokenizer, name, other[name].source, other[name].oracle);
   const gen = new CaseGenerator(seed ^ name.length, model.added);
   const deadline = performance.now() + seconds * 1000;
   let cases = 0;

@@ -11,7 +11,7 @@ import tokenizers from 'tokenizers';
 import { loadTokenizer } from '../src/index.js';
 import { nfc } from '../src/nfc.js';
 import { compare, openModel } from '../fuzz/differential.mjs';
-import { fuzzModels } from '../fuzz/models.mjs';
+import { fuzzModels, rankFileModels } from '../fuzz/models.mjs';
 
 interface Regression {
   model: string;
@@ -25,6 +25,7 @@ const cases = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => ({ file: f, ...(JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as Regression) }));
 const models = fuzzModels() as Record<string, string>;
+const other = rankFileModels() as Record<string, { source: string; oracle: string }>;
 const byModel = new Map<string, typeof cases>();
 for (const c of cases) byModel.set(c.model, [...(byModel.get(c.model) ?? []), c]);
 
@@ -33,9 +34,11 @@ describe(`fuzz regressions (${cases.length} cases)`, () => {
     expect(cases.length).toBeGreaterThan(0);
   });
   for (const [name, list] of byModel) {
-    const test = models[name] ? it : it.skip;
+    const test = models[name] || other[name] ? it : it.skip;
     test(`${name}: ${list.length} cases`, async () => {
-      const model = await openModel(loadTokenizer, name, models[name]!);
+      const model = models[name]
+        ? await openModel(loadTokenizer, name, models[name])
+        : await openModel(loadTokenizer, name, other[name]!.source, other[name]!.oracle);
       for (const c of list) {
         const r = await compare(model, c.text);
         expect({ file: c.file, oracle: r.oracle }).toEqual({ file: c.file, oracle: c.oracle });
