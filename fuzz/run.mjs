@@ -6,13 +6,14 @@
  * and written to test/fixtures/regressions/, which `npm test` replays (fuzz-regressions).
  * Reports, per model: cases, mismatches, cases/s. Exits 1 when anything mismatched.
  * Models: gpt-4o, llama3, qwen3, deepseek-v3, glm-4 (fuzz/models.mjs); all by default. Also
- * glm-4-rankfile: promptenc reading GLM-4's tiktoken rank file against the oracle's tokenizer.json.
+ * glm-4-rankfile: promptenc reading GLM-4's tiktoken rank file against the oracle's tokenizer.json;
+ * gpt-oss.
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CaseGenerator, shrink } from './generate.mjs';
 import { compare, openModel, writeRegression } from './differential.mjs';
-import { fuzzModels, rankFileModels } from './models.mjs';
+import { extraModels, fuzzModels, rankFileModels } from './models.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -23,9 +24,11 @@ const seconds = Number(opt('seconds', '30'));
 const seed = Number(opt('seed', String(Date.now() % 2 ** 31)));
 const write = !args.includes('--no-write');
 const models = fuzzModels();
+const extra = extraModels();
 const other = rankFileModels();
 const chosen = opt('model', 'all') === 'all' ? Object.keys(models) : opt('model').split(',');
-for (const m of chosen) if (!models[m] && !other[m]) throw new Error(`unknown model ${m}: one of ${[...Object.keys(models), ...Object.keys(other)].join(', ')}`);
+for (const m of chosen) if (!models[m] && !other[m] && !extra[m]) throw new Error(`unknown model ${m}: one of ${[...Object.keys(models), ...Object.keys(other), ...Object.keys(extra)].join(', ')}`);
+Object.assign(models, Object.fromEntries(chosen.filter((m) => extra[m]).map((m) => [m, extra[m]])));
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { loadTokenizer } = await import(pathToFileURL(path.join(root, 'dist', 'index.js')).href);

@@ -11,7 +11,7 @@ import tokenizers from 'tokenizers';
 import { loadTokenizer } from '../src/index.js';
 import { nfc } from '../src/nfc.js';
 import { compare, openModel } from '../fuzz/differential.mjs';
-import { fuzzModels, rankFileModels } from '../fuzz/models.mjs';
+import { extraModels, fuzzModels, rankFileModels } from '../fuzz/models.mjs';
 
 interface Regression {
   model: string;
@@ -24,7 +24,7 @@ const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 
 const cases = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .map((f) => ({ file: f, ...(JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as Regression) }));
-const models = fuzzModels() as Record<string, string>;
+const models = { ...(fuzzModels() as Record<string, string>), ...(extraModels() as Record<string, string>) };
 const other = rankFileModels() as Record<string, { source: string; oracle: string }>;
 const byModel = new Map<string, typeof cases>();
 for (const c of cases) byModel.set(c.model, [...(byModel.get(c.model) ?? []), c]);
