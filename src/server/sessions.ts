@@ -103,6 +103,12 @@ export class SessionStore {
    * a client that resends its whole history gets from vLLM's prefix cache, for the tokenizer.
    */
   encodeChatByPrefix(model: ServedModel, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+    // No message, no prefix to find later: keys[0] is shared by every model and option set and
+    // is never looked up, so keeping it would only replace an entry without its bytes.
+    if (messages.length === 0) {
+      this.counters.prefixMisses++;
+      return this.encodeWith(model, undefined, undefined, messages, opts);
+    }
     const keys = prefixKeys(model.spec.id, messages, opts);
     let entry: Entry | undefined;
     for (let k = messages.length; k >= 1 && !entry; k--) entry = this.take(keys[k]!);
@@ -120,7 +126,8 @@ export class SessionStore {
     return this.now() - entry.lastUsed > this.limits.idleMs ? undefined : entry;
   }
 
-  private encodeWith(model: ServedModel, key: string, found: Entry | undefined, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+  /** key undefined: encoded through a fresh session that is not kept. */
+  private encodeWith(model: ServedModel, key: string | undefined, found: Entry | undefined, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
     const hit = found !== undefined;
     const entry = found ?? { model, session: model.tok.createSession(), ids: new Uint32Array(0), bytes: 0, lastUsed: 0 };
     // A call that throws may leave the session half-updated; being a cache, it then stays out
@@ -133,6 +140,10 @@ export class SessionStore {
     entry.ids = ids;
     entry.lastUsed = this.now();
     entry.bytes = estimateBytes(ids.length, rendered.text.length);
+    if (key === undefined) return { ids, prompt: rendered.text, reused: 0 };
+    // Whatever is still under key (none when take found it) leaves with its bytes.
+    const previous = this.entries.get(key);
+    if (previous) this.remove(key, previous);
     this.entries.set(key, entry);
     this.bytes += entry.bytes;
     this.evict(key);
