@@ -1,0 +1,59 @@
+/**
+ * Review of tiktoken rank-file loading (src/tiktoken-model.ts): hostile files must be refused
+ * or loaded in bounded time, and loaded ones give tiktoken's own ids (npm `tiktoken` is the
+ * oracle: `new Tiktoken(ranks, specials, pattern).encode(text, 'all')`).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Tiktoken } from 'tiktoken/lite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CL100K_REGEX } from '../src/families.js';
+import { loadTokenizer } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'promptenc-review-ranks-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A rank file of the 256 single bytes and 2^k tokens of k 128-byte Thue-Morse blocks (each
+ * block the sequence or its complement): all 2^k tokens have one polynomial hash modulo 2^32
+ * whatever the (odd) base, the classic attack on such hashes.
+ */
+function collidingRankFile(k: number): string {
+  const L = 128;
+  const t = new Uint8Array(L);
+  for (let i = 0; i < L; i++) {
+    let x = i;
+    let c = 0;
+    while (x) {
+      c ^= x & 1;
+      x >>= 1;
+    }
+    t[i] = c ? 0x62 : 0x61;
+  }
+  const u = t.map((b) => (b === 0x61 ? 0x62 : 0x61));
+  const lines: string[] = [];
+  for (let b = 0; b < 256; b++) lines.push(`${Buffer.from([b]).toString('base64')} ${b}`);
+  const tok = new Uint8Array(L * k);
+  for (let m = 0; m < 1 << k; m++) {
+    for (let j = 0; j < k; j++) tok.set((m >> j) & 1 ? u : t, j * L);
+    lines.push(`${Buffer.from(tok).toString('base64')} ${256 + m}`);
+  }
+  const file = join(dir, `colliding-${k}.tiktoken`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+describe('a rank file crafted for hash collisions', () => {
+  it('loads in bounded time (it took 30 s for 8 MB, minutes near the 64 MB limit)', async () => {
+    const file = collidingRankFile(12);
+    const oracle = new Tiktoken(readFileSync(file, 'utf8'), {}, CL100K_REGEX);
+    for (const backend of ['native', 'js'] as const) {
+      const t0 = Date.now();
+      const tok = await loadTokenizer(file, { encoding: 'cl100k_base', backend });
+      expect(Date.now() - t0, backend).toBeLessThan(10_000);
+      const text = `xyz ${'ab'.repeat(300)} ba`;
+      expect(Array.from(tok.encode(text, { addSpecialTokens: false }))).toEqual(Array.from(oracle.encode_ordinary(text)));
+    }
+  }, 120_000);
+});
