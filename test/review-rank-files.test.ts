@@ -6,6 +6,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { get_encoding } from 'tiktoken';
 import { Tiktoken } from 'tiktoken/lite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CL100K_REGEX } from '../src/families.js';
@@ -56,4 +58,19 @@ describe('a rank file crafted for hash collisions', () => {
       expect(Array.from(tok.encode(text, { addSpecialTokens: false }))).toEqual(Array.from(oracle.encode_ordinary(text)));
     }
   }, 120_000);
+});
+
+describe('r50k_base (GPT-2 pattern) on the js backend', () => {
+  it('U+FEFF is not whitespace and U+0085 is, as in tiktoken (the library hard-codes JS \\s)', async () => {
+    const require = createRequire(import.meta.url);
+    const file = require.resolve('gpt-tokenizer/data/r50k_base.tiktoken');
+    const oracle = get_encoding('r50k_base');
+    const texts = ['<|end  \ufeff½...', '!  \u0085<|end한', 'a \ufeff b', 'x\u0085\u0085 y', "\u3000\u{1F3FB}'s\ufeff\n", ' \u0085'];
+    for (const backend of ['js', 'native'] as const) {
+      const tok = await loadTokenizer(file, { backend });
+      for (const text of texts)
+        expect(Array.from(tok.encode(text, { addSpecialTokens: false })), `${backend} ${JSON.stringify(text)}`).toEqual(Array.from(oracle.encode(text, 'all')));
+    }
+    oracle.free();
+  });
 });
