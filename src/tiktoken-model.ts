@@ -31,6 +31,12 @@ export const TIKTOKEN_LIMITS = {
   maxTokenBytes: 4096,
   /** The largest rank (= id): both backends keep tables indexed by id, so ids stay below 2^22 as for a tokenizer.json. */
   maxRank: 2 ** 22 - 1,
+  /**
+   * Bytes of all merges' two halves together (the merge list's text, and about the work of
+   * finding them): 3.2 MB for o200k_base, 2.3 MB for GLM-4. A file of tokens that split many
+   * ways ('a' repeated 2 to 4,096 times: 11 MB) would need 2.3e10 and hang the load.
+   */
+  maxMergeBytes: 64 * 1024 * 1024,
 } as const;
 
 /**
@@ -282,6 +288,7 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
   let mergeL = new Int32Array(n * 2 + 16);
   let mergeR = new Int32Array(n * 2 + 16);
   let m = 0;
+  let mergeBytes = 0;
   let pairL = new Int32Array(64);
   let pairR = new Int32Array(64);
   let prefix = new Int32Array(64);
@@ -319,6 +326,13 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
       }
       pairL[at] = l;
       pairR[at] = r;
+    }
+    mergeBytes += found * len;
+    if (mergeBytes > TIKTOKEN_LIMITS.maxMergeBytes) {
+      bad(
+        file,
+        `its merges take more than ${TIKTOKEN_LIMITS.maxMergeBytes} bytes (line ${i + 1} is one of the tokens that split into two tokens in many ways)`,
+      );
     }
     if (m + found > mergeL.length) {
       const grow = (x: Int32Array) => {

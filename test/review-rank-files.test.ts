@@ -11,7 +11,7 @@ import { get_encoding } from 'tiktoken';
 import { Tiktoken } from 'tiktoken/lite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CL100K_REGEX } from '../src/families.js';
-import { loadTokenizer } from '../src/index.js';
+import { loadTokenizer, PromptencError } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'promptenc-review-ranks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -73,4 +73,24 @@ describe('r50k_base (GPT-2 pattern) on the js backend', () => {
     }
     oracle.free();
   });
+});
+
+describe('a rank file whose tokens split into two tokens in many ways', () => {
+  it("'a' repeated 2 to 4,096 times (11 MB) is refused at once, not a load of 2.3e10 merge bytes", async () => {
+    const lines: string[] = [];
+    for (let b = 0; b < 256; b++) lines.push(`${Buffer.from([b]).toString('base64')} ${b}`);
+    for (let n = 2; n <= 4096; n++) lines.push(`${Buffer.from('a'.repeat(n)).toString('base64')} ${254 + n}`);
+    const file = join(dir, 'runs.tiktoken');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const t0 = Date.now();
+    let err: unknown;
+    try {
+      await loadTokenizer(file, { encoding: 'cl100k_base' });
+    } catch (e) {
+      err = e;
+    }
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(err).toBeInstanceOf(PromptencError);
+    expect((err as PromptencError).code).toBe('E_TOKENIZER_INVALID');
+  }, 60_000);
 });
