@@ -78,3 +78,27 @@ describe('prefix recognition: ids equal a full encode whatever was kept', () => 
     expect(s.stats().bytes).toBeLessThan(2 * one + 4096);
   });
 });
+
+describe('the byte budget is near what the kept conversations hold', () => {
+  it('100 one-off 30-message conversations: heap + external growth within 1.5x of stats().bytes', async () => {
+    const { setFlagsFromString } = await import('node:v8');
+    const { runInNewContext } = await import('node:vm');
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { agentConversation } = await import('./helpers/conversation.mjs');
+    const convs: ChatMessage[][] = [];
+    for (let i = 0; i < 100; i++) {
+      const c = agentConversation(i, 10, { bigEvery: 1000, bigMin: 20, bigMax: 40 }) as ChatMessage[];
+      convs.push(c.at(-1)!.role === 'assistant' ? c.slice(0, -1) : c);
+    }
+    const s = store();
+    gc();
+    const before = process.memoryUsage();
+    for (const c of convs) s.encodeChatByPrefix(model, c, opts);
+    gc();
+    const after = process.memoryUsage();
+    const held = after.heapUsed - before.heapUsed + (after.external - before.external);
+    expect(s.stats().sessions).toBe(100);
+    expect(held, `held ${held}, estimated ${s.stats().bytes}`).toBeLessThan(1.5 * s.stats().bytes);
+  });
+});

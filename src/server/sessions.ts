@@ -26,12 +26,15 @@ interface Entry {
 }
 
 /**
- * Rough memory of a session holding `tokens` ids of a `chars`-long prompt: this store's id copy
- * and the session's own id buffer (up to twice its length while it grows), the prompt text and
- * the render memo's pieces of it (UTF-16). An estimate for the budget, not a measurement.
+ * Rough memory of a session holding `tokens` ids of a `chars`-long prompt rendered from
+ * `messages` messages: this store's id copy and the session's own id buffer, the prompt text,
+ * the request's messages it keeps (about their text again), and the render memo, about 4.5 KB a
+ * message; plus a session's fixed cost (~30 KB). Fitted to heap + external growth on Qwen3 with
+ * 1 to 390 messages (test/review-sessions.test.ts); the first estimate, 12 * tokens + 4 * chars +
+ * 4096, was 3.5-7x low, so the budget let the sessions grow well past --session-memory.
  */
-function estimateBytes(tokens: number, chars: number): number {
-  return 12 * tokens + 4 * chars + 4096;
+function estimateBytes(tokens: number, chars: number, messages: number): number {
+  return 12 * tokens + 6 * chars + 4608 * messages + 32768;
 }
 
 export interface SessionStats {
@@ -139,7 +142,7 @@ export class SessionStore {
     ids.set(delta.ids, delta.reused);
     entry.ids = ids;
     entry.lastUsed = this.now();
-    entry.bytes = estimateBytes(ids.length, rendered.text.length);
+    entry.bytes = estimateBytes(ids.length, rendered.text.length, messages.length);
     if (key === undefined) return { ids, prompt: rendered.text, reused: 0 };
     // Whatever is still under key (none when take found it) leaves with its bytes.
     const previous = this.entries.get(key);
