@@ -102,3 +102,20 @@ describe('the byte budget is near what the kept conversations hold', () => {
     expect(held, `held ${held}, estimated ${s.stats().bytes}`).toBeLessThan(1.5 * s.stats().bytes);
   });
 });
+
+describe('one-off conversations without session_id do not push out session_id sessions', () => {
+  it('a session_id conversation survives 20 recognized-prefix ones in a store of 4', () => {
+    const s = store({ maxSessions: 4 });
+    const convo: ChatMessage[] = [
+      { role: 'user', content: 'Keep me.' },
+      { role: 'assistant', content: 'Kept.' },
+      { role: 'user', content: 'Still there?' },
+    ];
+    s.encodeChat(model, 'mine', convo.slice(0, 1), opts);
+    for (let i = 0; i < 20; i++) s.encodeChatByPrefix(model, [{ role: 'user', content: `one-off ${i}` }], opts);
+    const again = s.encodeChat(model, 'mine', convo, opts);
+    expect(Array.from(again.ids)).toEqual(Array.from(qwen.encodeChat(convo, opts)));
+    expect(again.reused).toBeGreaterThan(0);
+    expect(s.stats().sessions).toBeLessThanOrEqual(4);
+  });
+});

@@ -54,6 +54,9 @@ export interface SessionStats {
  * serialization of the request and a map lookup per message. A collision could only make a
  * session render from the wrong memo, which it checks anyway: ids never depend on a key.
  */
+/** Keys of recognized prefixes start with U+0001; session keys with the model id. */
+const isPrefixKey = (key: string): boolean => key.charCodeAt(0) === 1;
+
 function prefixKeys(modelId: string, messages: readonly ChatMessage[], opts: ChatOptions): string[] {
   let h = createHash('sha256').update(modelId).update('\u0000').update(JSON.stringify(opts)).digest('base64');
   const keys = [''];
@@ -168,13 +171,25 @@ export class SessionStore {
     this.bytes -= entry.bytes;
   }
 
-  /** Oldest first until both bounds hold; the entry just used stays even when it alone is over budget. */
+  /** Oldest first until both bounds hold, recognized prefixes before sessions; the entry just used stays when it alone is over budget. */
   private evict(keep: string): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.limits.maxSessions && this.bytes <= this.limits.maxBytes) break;
-      if (key === keep) continue;
+    const over = () => this.entries.size > this.limits.maxSessions || this.bytes > this.limits.maxBytes;
+    const drop = (key: string, entry: Entry) => {
       this.remove(key, entry);
       this.counters.evictions++;
+    };
+    // Recognized prefixes go first, oldest first, then the one just kept if it is one: a
+    // session_id is what a client asked to keep, and one-off requests without one must not
+    // push those out.
+    for (const [key, entry] of this.entries) {
+      if (!over()) return;
+      if (key !== keep && isPrefixKey(key)) drop(key, entry);
+    }
+    const kept = this.entries.get(keep);
+    if (over() && kept && isPrefixKey(keep) && this.entries.size > 1) drop(keep, kept);
+    for (const [key, entry] of this.entries) {
+      if (!over()) return;
+      if (key !== keep) drop(key, entry);
     }
   }
 
