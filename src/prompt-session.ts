@@ -106,6 +106,7 @@ export class PromptSession {
   appendDelta(text: string, opts: EncodeOptions = {}): SessionDelta {
     checkText(text);
     checkOptions(opts, 'options');
+    noSplitSpecial(opts);
     const previous = this.inner.currentText;
     const common = previous.length;
     // The new text agrees with the previous one on [0, common) by construction: the hint lets

@@ -77,6 +77,18 @@ describe('PromptSession.encode: "exactly tok.encode(text, opts)"', () => {
       expect((err as PromptencError).code).toBe('E_ARGUMENT');
     }
     if (delta) expect(delta).toEqual(await expected(text));
+    // append / appendDelta (main's O(new text) session calls) take the same options.
+    for (const call of ['append', 'appendDelta'] as const) {
+      const fresh = tok.createSession();
+      let got: number[] | undefined;
+      try {
+        const r = fresh[call](text, { splitSpecialTokens: true, addSpecialTokens: false });
+        got = Array.from(r instanceof Uint32Array ? r : r.ids);
+      } catch (err) {
+        expect((err as PromptencError).code, call).toBe('E_ARGUMENT');
+      }
+      if (got) expect(got, call).toEqual(await expected(text));
+    }
   });
 });
 
