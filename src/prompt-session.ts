@@ -1,7 +1,8 @@
 import { RenderMemo, tailOfPieces } from './template/incremental.js';
 import type { ChatTemplate } from './template/render.js';
 import type { ChatMessage } from './template/messages.js';
-import { checkOptions, checkText, type ChatOptions, type EncodeOptions } from './options.js';
+import { PromptencError } from './errors.js';
+import { checkOptions, checkText, splitSpecialOf, type ChatOptions, type EncodeOptions } from './options.js';
 import { framed, NO_WRAP, type SequenceWrap } from './postprocess.js';
 import type { EncodeSession, PrefixHint } from './session.js';
 
@@ -68,6 +69,7 @@ export class PromptSession {
   encode(text: string, opts: EncodeOptions = {}): Uint32Array {
     checkText(text);
     checkOptions(opts, 'options');
+    noSplitSpecial(opts);
     return this.wrapped(text, this.tok.sessionWrap(opts));
   }
 
@@ -84,6 +86,7 @@ export class PromptSession {
   encodeDelta(text: string, opts: EncodeOptions = {}): SessionDelta {
     checkText(text);
     checkOptions(opts, 'options');
+    noSplitSpecial(opts);
     return this.delta(text, this.tok.sessionWrap(opts));
   }
 
@@ -103,6 +106,7 @@ export class PromptSession {
   appendDelta(text: string, opts: EncodeOptions = {}): SessionDelta {
     checkText(text);
     checkOptions(opts, 'options');
+    noSplitSpecial(opts);
     const previous = this.inner.currentText;
     const common = previous.length;
     // The new text agrees with the previous one on [0, common) by construction: the hint lets
@@ -226,5 +230,15 @@ export class PromptSession {
       ids.set(suffix.slice(same - newBodyTail.length), 0);
     }
     return { reused, ids, total };
+  }
+}
+
+/**
+ * The session's ids are cut at added tokens and kept across calls; with special-token text read
+ * as text those cuts differ. Refused rather than answered with the special tokens' ids.
+ */
+function noSplitSpecial(opts: EncodeOptions): void {
+  if (splitSpecialOf(opts)) {
+    throw new PromptencError('E_ARGUMENT', 'options.splitSpecialTokens: a session does not support it; use tok.encode(text, { splitSpecialTokens: true })');
   }
 }

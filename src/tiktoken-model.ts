@@ -31,6 +31,12 @@ export const TIKTOKEN_LIMITS = {
   maxTokenBytes: 4096,
   /** The largest rank (= id): both backends keep tables indexed by id, so ids stay below 2^22 as for a tokenizer.json. */
   maxRank: 2 ** 22 - 1,
+  /**
+   * Bytes of all merges' two halves together (the merge list's text, and about the work of
+   * finding them): 3.2 MB for o200k_base, 2.3 MB for GLM-4. A file of tokens that split many
+   * ways ('a' repeated 2 to 4,096 times: 11 MB) would need 2.3e10 and hang the load.
+   */
+  maxMergeBytes: 64 * 1024 * 1024,
 } as const;
 
 /**
@@ -106,12 +112,20 @@ function decodeLine(src: Uint8Array, start: number, end: number, out: Uint8Array
   return { n: w - at, rank };
 }
 
-const HASH_BASE = 0x01000193;
+/**
+ * A prime below 2^26: the product of two residues stays below 2^52, exact in a double. Modulo
+ * 2^32 (the first version) any odd base has base-independent collisions (Thue-Morse blocks of
+ * 128 bytes), so a crafted rank file of 8 MB could make each lookup walk one long probe cluster:
+ * 30 s to load, minutes at the size limit. Modulo a prime with a base drawn per process, two
+ * distinct tokens of n bytes collide with probability at most n / HASH_MOD.
+ */
+const HASH_MOD = 67108859;
+const HASH_BASE = 257 + Math.floor(Math.random() * (HASH_MOD - 514));
 
-/** The hash of bytes[start, end): sum of b_i * BASE^(n-1-i) mod 2^32 (so a suffix's hash follows from prefix hashes). */
+/** The hash of bytes[start, end): sum of (b_i + 1) * BASE^(n-1-i) mod HASH_MOD (so a suffix's hash follows from prefix hashes). */
 function hashRange(bytes: Uint8Array, start: number, end: number): number {
   let h = 0;
-  for (let i = start; i < end; i++) h = (Math.imul(h, HASH_BASE) + bytes[i]! + 1) | 0;
+  for (let i = start; i < end; i++) h = (h * HASH_BASE + bytes[i]! + 1) % HASH_MOD;
   return h;
 }
 
@@ -274,31 +288,33 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
   let mergeL = new Int32Array(n * 2 + 16);
   let mergeR = new Int32Array(n * 2 + 16);
   let m = 0;
+  let mergeBytes = 0;
   let pairL = new Int32Array(64);
   let pairR = new Int32Array(64);
   let prefix = new Int32Array(64);
   let power = new Int32Array(64);
+  power[0] = 1;
+  let powered = 1;
   for (const i of order) {
     const s = offsets[i]!;
     const len = offsets[i + 1]! - s;
     if (len < 2) continue;
     if (prefix.length <= len) {
       prefix = new Int32Array(len * 2);
-      power = new Int32Array(len * 2);
+      const grown = new Int32Array(len * 2);
+      grown.set(power.subarray(0, powered));
+      power = grown;
       pairL = new Int32Array(len * 2);
       pairR = new Int32Array(len * 2);
     }
-    // prefix[k] = hash of the first k bytes; power[k] = BASE^k (mod 2^32).
-    power[0] = 1;
-    for (let k = 0; k < len; k++) {
-      prefix[k + 1] = (Math.imul(prefix[k]!, HASH_BASE) + bytes[s + k]! + 1) | 0;
-      power[k + 1] = Math.imul(power[k]!, HASH_BASE);
-    }
+    // prefix[k] = hash of the first k bytes; power[k] = BASE^k (mod HASH_MOD), filled once.
+    for (; powered <= len; powered++) power[powered] = (power[powered - 1]! * HASH_BASE) % HASH_MOD;
+    for (let k = 0; k < len; k++) prefix[k + 1] = (prefix[k]! * HASH_BASE + bytes[s + k]! + 1) % HASH_MOD;
     let found = 0;
     for (let k = 1; k < len; k++) {
       const l = table.find(prefix[k]!, bytes, s, s + k);
       if (l < 0) continue;
-      const hr = (prefix[len]! - Math.imul(prefix[k]!, power[len - k]!)) | 0;
+      const hr = (prefix[len]! - ((prefix[k]! * power[len - k]!) % HASH_MOD) + HASH_MOD) % HASH_MOD;
       const r = table.find(hr, bytes, s + k, s + len);
       if (r < 0) continue;
       // Insertion by (rank of the left half, rank of the right half): a token has few splits.
@@ -310,6 +326,13 @@ export function tiktokenTokenizerJson(parsed: TiktokenRanks, spec: TiktokenModel
       }
       pairL[at] = l;
       pairR[at] = r;
+    }
+    mergeBytes += found * len;
+    if (mergeBytes > TIKTOKEN_LIMITS.maxMergeBytes) {
+      bad(
+        file,
+        `its merges take more than ${TIKTOKEN_LIMITS.maxMergeBytes} bytes (line ${i + 1} is one of the tokens that split into two tokens in many ways)`,
+      );
     }
     if (m + found > mergeL.length) {
       const grow = (x: Int32Array) => {

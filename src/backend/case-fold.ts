@@ -27,8 +27,26 @@ export function expandInlineCaseInsensitive(regex: string): string {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * HF's ByteLevel split pattern (byte_level.rs). The library hard-codes it as a JS regex whose
+ * `\s` adds U+FEFF and lacks U+0085, unlike the regex crate's White_Space; as a Split pattern
+ * the library translates `\s` to `\p{White_Space}`.
+ */
+const BYTE_LEVEL_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
 function rewritePreTokenizer(pre: unknown): unknown {
   if (!isObj(pre)) return pre;
+  // ByteLevel with its regex = Split(that regex, Isolated) then ByteLevel without it; only
+  // without add_prefix_space, which HF applies to each piece before the split.
+  if (pre.type === 'ByteLevel' && pre.use_regex !== false && pre.add_prefix_space !== true) {
+    return {
+      type: 'Sequence',
+      pretokenizers: [
+        { type: 'Split', pattern: { Regex: BYTE_LEVEL_REGEX }, behavior: 'Isolated', invert: false },
+        { ...pre, use_regex: false },
+      ],
+    };
+  }
   if (pre.type === 'Sequence' && Array.isArray(pre.pretokenizers)) return { ...pre, pretokenizers: pre.pretokenizers.map(rewritePreTokenizer) };
   const pattern = pre.pattern;
   if (pre.type === 'Split' && isObj(pattern) && typeof pattern.Regex === 'string') {
@@ -39,7 +57,7 @@ function rewritePreTokenizer(pre: unknown): unknown {
   return pre;
 }
 
-/** tokenizer.json for the library: the same, with Split regexes folded as Oniguruma folds them. */
+/** tokenizer.json for the library: the same, with Split regexes folded as Oniguruma folds them and ByteLevel's regex as a Split. */
 export function withOnigurumaCaseFolding(json: TokenizerJson): TokenizerJson {
   const pre = rewritePreTokenizer(json.pre_tokenizer);
   return pre === json.pre_tokenizer ? json : { ...json, pre_tokenizer: pre };

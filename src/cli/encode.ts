@@ -24,6 +24,7 @@ export async function runEncode(flags: EncodeFlags): Promise<void> {
       backend: flags.backend ?? 'auto',
       count: flags.format === 'count',
       addSpecialTokens: flags.specialTokens,
+      splitSpecialTokens: flags.splitSpecialTokens === true,
       threads: flags.threads,
     });
   }

@@ -19,6 +19,7 @@ export interface JsonlRun {
   backend: BackendChoice;
   count: boolean;
   addSpecialTokens: boolean;
+  splitSpecialTokens?: boolean;
   chat?: ChatOptions;
   threads?: string;
 }
@@ -59,7 +60,12 @@ export async function runJsonl(run: JsonlRun): Promise<void> {
       )
     : undefined;
   bar?.start(fromStdin ? 1 : Math.max(1, size), 0, { records: 0 });
-  const options: LinesOptions = { count: run.count, addSpecialTokens: run.addSpecialTokens, chat: run.chat };
+  const options: LinesOptions = {
+    count: run.count,
+    addSpecialTokens: run.addSpecialTokens,
+    splitSpecialTokens: run.splitSpecialTokens === true,
+    chat: run.chat,
+  };
   const stream = fromStdin ? process.stdin : createReadStream(run.input);
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   // Batches in flight, in input order; at most 2 per thread, so memory stays bounded.

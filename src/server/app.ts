@@ -68,13 +68,15 @@ function peekSessionId(bytes: Uint8Array): string | undefined {
 /**
  * Where a large body without a session_id goes: by its first 4 KB, so that a conversation resent
  * whole with one more turn meets the thread that kept it (prefix recognition). Conversations that
- * share a longer opening (one long system prompt) then share a thread; a session_id spreads them.
+ * share a longer opening (one long system prompt) then share a home thread, which is only
+ * preferred: while it is busy and another is less so, the body goes there (a cache miss).
  */
-function routeKey(bytes: Uint8Array): string {
+function routeKey(bytes: Uint8Array): { key: string; preferKey: boolean } {
   const id = peekSessionId(bytes);
-  if (id !== undefined) return id;
+  if (id !== undefined) return { key: id, preferKey: false };
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return `\u0001${buf.toString('latin1', 0, Math.min(PEEK_BYTES, buf.length))}`;
+  // Only preferred: a busy thread gives way to an idler one (a miss there is a full encode).
+  return { key: `\u0001${buf.toString('latin1', 0, Math.min(PEEK_BYTES, buf.length))}`, preferKey: true };
 }
 
 /** A body the thread may own: a Uint8Array alone on its ArrayBuffer (socket chunks may share one). */
@@ -148,7 +150,8 @@ export async function startServer(specs: ModelSpec[], opts: ServerOptions): Prom
     const body = req.body;
     if (pool && body instanceof RawBody) {
       const raw = body.bytes;
-      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, raw }, routeKey(raw)));
+      const route = routeKey(raw);
+      return send(req, reply, await pool.run({ kind: 'http', method: endpoint.method, path: endpoint.path, raw }, route.key, route.preferKey));
     }
     const { session_id: sessionId, chat_template: template } = (body ?? {}) as { session_id?: unknown; chat_template?: unknown };
     // A request's own template may not end: it runs on a thread, under the job time limit.

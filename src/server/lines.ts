@@ -9,6 +9,8 @@ import type { Job, LinesResult } from './pool.js';
 export interface LinesOptions {
   count: boolean;
   addSpecialTokens: boolean;
+  /** Text mode: special-token text read as text (EncodeOptions.splitSpecialTokens). */
+  splitSpecialTokens?: boolean;
   chat?: ChatOptions;
 }
 
@@ -37,7 +39,7 @@ export function encodeLine(models: ModelRegistry, mode: 'text' | 'chat', line: s
       const text = typeof rec === 'string' ? rec : obj?.text;
       if (typeof text !== 'string')
         throw new PromptencError('E_ARGUMENT', `line ${index + 1}: expected a JSON string or an object with "text", received ${describeValue(rec)}`);
-      ids = models.default.tok.encode(text, { addSpecialTokens: opts.addSpecialTokens });
+      ids = models.default.tok.encode(text, { addSpecialTokens: opts.addSpecialTokens, splitSpecialTokens: opts.splitSpecialTokens === true });
     } else {
       const messages = Array.isArray(rec) ? rec : obj?.messages;
       if (!Array.isArray(messages))

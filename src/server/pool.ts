@@ -115,7 +115,12 @@ export class WorkerPool {
 
   private replace(index: number, slot: Slot, why: string): void {
     const running = slot.running;
-    this.finish(slot);
+    // Not finish(): its dispatch would hand the next queued job to the thread being terminated,
+    // whose timer then fails that job a timeout later and replaces the slot again (orphaning
+    // the replacement thread). The old thread takes nothing more.
+    clearTimeout(slot.timer);
+    slot.running = undefined;
+    slot.ready = false;
     running?.reject(new PromptencError('E_LIMIT', why));
     const queue = slot.queue.splice(0);
     void slot.worker.terminate();
@@ -158,19 +163,25 @@ export class WorkerPool {
     return this.slots.reduce((n, s) => n + s.queue.length + (s.running ? 1 : 0), 0);
   }
 
-  private pick(sessionKey: string | undefined): Slot {
-    if (sessionKey !== undefined) return this.slots[hash(sessionKey) % this.slots.length]!;
+  /**
+   * preferKey: the key names a thread that likely holds a cache for the job (a recognized
+   * prefix), not a session: it is taken only while no other thread is less busy, so bodies that
+   * share their opening (one long system prompt) do not all queue on one thread.
+   */
+  private pick(sessionKey: string | undefined, preferKey = false): Slot {
     const load = (s: Slot) => s.queue.length + (s.running ? 1 : 0);
-    let best = this.slots[0]!;
+    const home = sessionKey !== undefined ? this.slots[hash(sessionKey) % this.slots.length]! : undefined;
+    if (home && (!preferKey || load(home) === 0)) return home;
+    let best = home ?? this.slots[0]!;
     for (const s of this.slots) if (load(s) < load(best)) best = s;
     return best;
   }
 
-  run(job: Job & { kind: 'http' }, sessionKey?: string): Promise<JobResult>;
+  run(job: Job & { kind: 'http' }, sessionKey?: string, preferKey?: boolean): Promise<JobResult>;
   run(job: Job & { kind: 'lines' }): Promise<LinesResult>;
-  run(job: Job, sessionKey?: string): Promise<unknown> {
+  run(job: Job, sessionKey?: string, preferKey?: boolean): Promise<unknown> {
     if (this.closing) return Promise.reject(new PromptencError('E_INTERNAL', 'the server is shutting down'));
-    const slot = this.pick(sessionKey);
+    const slot = this.pick(sessionKey, preferKey);
     return new Promise((resolve, reject) => {
       slot.queue.push({ id: this.nextId++, job, resolve, reject });
       this.dispatch(slot);

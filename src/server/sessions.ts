@@ -26,12 +26,15 @@ interface Entry {
 }
 
 /**
- * Rough memory of a session holding `tokens` ids of a `chars`-long prompt: this store's id copy
- * and the session's own id buffer (up to twice its length while it grows), the prompt text and
- * the render memo's pieces of it (UTF-16). An estimate for the budget, not a measurement.
+ * Rough memory of a session holding `tokens` ids of a `chars`-long prompt rendered from
+ * `messages` messages: this store's id copy and the session's own id buffer, the prompt text,
+ * the request's messages it keeps (about their text again), and the render memo, about 4.5 KB a
+ * message; plus a session's fixed cost (~30 KB). Fitted to heap + external growth on Qwen3 with
+ * 1 to 390 messages (test/review-sessions.test.ts); the first estimate, 12 * tokens + 4 * chars +
+ * 4096, was 3.5-7x low, so the budget let the sessions grow well past --session-memory.
  */
-function estimateBytes(tokens: number, chars: number): number {
-  return 12 * tokens + 4 * chars + 4096;
+function estimateBytes(tokens: number, chars: number, messages: number): number {
+  return 12 * tokens + 6 * chars + 4608 * messages + 32768;
 }
 
 export interface SessionStats {
@@ -51,6 +54,9 @@ export interface SessionStats {
  * serialization of the request and a map lookup per message. A collision could only make a
  * session render from the wrong memo, which it checks anyway: ids never depend on a key.
  */
+/** Keys of recognized prefixes start with U+0001; session keys with the model id. */
+const isPrefixKey = (key: string): boolean => key.charCodeAt(0) === 1;
+
 function prefixKeys(modelId: string, messages: readonly ChatMessage[], opts: ChatOptions): string[] {
   let h = createHash('sha256').update(modelId).update('\u0000').update(JSON.stringify(opts)).digest('base64');
   const keys = [''];
@@ -103,6 +109,12 @@ export class SessionStore {
    * a client that resends its whole history gets from vLLM's prefix cache, for the tokenizer.
    */
   encodeChatByPrefix(model: ServedModel, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+    // No message, no prefix to find later: keys[0] is shared by every model and option set and
+    // is never looked up, so keeping it would only replace an entry without its bytes.
+    if (messages.length === 0) {
+      this.counters.prefixMisses++;
+      return this.encodeWith(model, undefined, undefined, messages, opts);
+    }
     const keys = prefixKeys(model.spec.id, messages, opts);
     let entry: Entry | undefined;
     for (let k = messages.length; k >= 1 && !entry; k--) entry = this.take(keys[k]!);
@@ -120,7 +132,8 @@ export class SessionStore {
     return this.now() - entry.lastUsed > this.limits.idleMs ? undefined : entry;
   }
 
-  private encodeWith(model: ServedModel, key: string, found: Entry | undefined, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
+  /** key undefined: encoded through a fresh session that is not kept. */
+  private encodeWith(model: ServedModel, key: string | undefined, found: Entry | undefined, messages: ChatMessage[], opts: ChatOptions): ChatEncoding {
     const hit = found !== undefined;
     const entry = found ?? { model, session: model.tok.createSession(), ids: new Uint32Array(0), bytes: 0, lastUsed: 0 };
     // A call that throws may leave the session half-updated; being a cache, it then stays out
@@ -132,7 +145,11 @@ export class SessionStore {
     ids.set(delta.ids, delta.reused);
     entry.ids = ids;
     entry.lastUsed = this.now();
-    entry.bytes = estimateBytes(ids.length, rendered.text.length);
+    entry.bytes = estimateBytes(ids.length, rendered.text.length, messages.length);
+    if (key === undefined) return { ids, prompt: rendered.text, reused: 0 };
+    // Whatever is still under key (none when take found it) leaves with its bytes.
+    const previous = this.entries.get(key);
+    if (previous) this.remove(key, previous);
     this.entries.set(key, entry);
     this.bytes += entry.bytes;
     this.evict(key);
@@ -154,13 +171,25 @@ export class SessionStore {
     this.bytes -= entry.bytes;
   }
 
-  /** Oldest first until both bounds hold; the entry just used stays even when it alone is over budget. */
+  /** Oldest first until both bounds hold, recognized prefixes before sessions; the entry just used stays when it alone is over budget. */
   private evict(keep: string): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= this.limits.maxSessions && this.bytes <= this.limits.maxBytes) break;
-      if (key === keep) continue;
+    const over = () => this.entries.size > this.limits.maxSessions || this.bytes > this.limits.maxBytes;
+    const drop = (key: string, entry: Entry) => {
       this.remove(key, entry);
       this.counters.evictions++;
+    };
+    // Recognized prefixes go first, oldest first, then the one just kept if it is one: a
+    // session_id is what a client asked to keep, and one-off requests without one must not
+    // push those out.
+    for (const [key, entry] of this.entries) {
+      if (!over()) return;
+      if (key !== keep && isPrefixKey(key)) drop(key, entry);
+    }
+    const kept = this.entries.get(keep);
+    if (over() && kept && isPrefixKey(keep) && this.entries.size > 1) drop(keep, kept);
+    for (const [key, entry] of this.entries) {
+      if (!over()) return;
+      if (key !== keep) drop(key, entry);
     }
   }
 
