@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { loadTokenizer } from '../dist/index.js';
-import { buildCorpus } from '../dist/bench/corpus.js';
+import { buildCorpus } from 'promptenc/bench';
 import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const require = createRequire(import.meta.url);

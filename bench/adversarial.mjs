@@ -7,8 +7,7 @@
 // only at 128 KB, each case in a child process killed after BENCH_ADV_TIMEOUT_S (default 5 s),
 // because they can take minutes. Model: gpt-4o (o200k), so every peer applies.
 //   child mode: node bench/adversarial.mjs --child ENGINE SIZES
-import { loadEngines } from '../dist/bench/engines.js';
-import { buildCorpus, seededRandom } from '../dist/bench/corpus.js';
+import { loadEngines, buildCorpus, seededRandom } from 'promptenc/bench';
 import { envNumber, f, jsonOutPath, machine, runChild, table, writeJson } from './_common.mjs';
 import { fileURLToPath } from 'node:url';
 

@@ -3,9 +3,7 @@
 // Control: a JS call that only measures the string (Buffer.byteLength), the floor of any
 // call that looks at its input. 1,000 distinct strings rotate, so word caches do not see
 // one string over and over. Engines alternate in ~100 ms turns; median µs per call.
-import { loadEngines } from '../dist/bench/engines.js';
-import { seededRandom } from '../dist/bench/corpus.js';
-import { spread } from '../dist/bench/run.js';
+import { loadEngines, seededRandom, spread } from 'promptenc/bench';
 import { envNumber, f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
 
 const MODEL = process.env.BENCH_CALL_MODEL ?? 'gpt-4o';

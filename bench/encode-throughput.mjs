@@ -4,8 +4,7 @@
 // input at all. Targets: native ≥ 60 MB/s (deepseek-v3, qwen3, llama3, gpt-4o); on o200k
 // ≥ 4× gpt-tokenizer and ai-tokenizer; ≥ 25× Rust tokenizers.
 //   env BENCH_MODELS=a,b  BENCH_SECONDS=2  BENCH_CORPUS_MB=5
-import { runBench, formatTable } from '../dist/bench/run.js';
-import { buildCorpus } from '../dist/bench/corpus.js';
+import { runBench, formatTable, buildCorpus } from 'promptenc/bench';
 import { envNumber, f, jsonOutPath, machine, table, writeJson } from './_common.mjs';
 
 const models = (process.env.BENCH_MODELS ?? 'deepseek-v3,qwen3,llama3,gpt-4o').split(',');

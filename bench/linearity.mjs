@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadTokenizer } from '../dist/index.js';
-import { buildWorkload } from '../dist/bench/workloads.js';
+import { buildWorkload } from 'promptenc/bench';
 import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
 
 const model = process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 'gpt-4o';

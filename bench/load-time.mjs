@@ -19,7 +19,7 @@ if (process.argv[2] === '--child') {
     process.exit(0);
   }
   const t0 = process.hrtime.bigint();
-  const { loadEngines } = await import('../dist/bench/engines.js');
+  const { loadEngines } = await import('promptenc/bench');
   const tImport = process.hrtime.bigint();
   // The harness reads the model's added tokens first (a whole-file JSON.parse, ~100 MB of
   // garbage for a 10 MB tokenizer.json). Collect it before the engine loads, else the RSS

@@ -5,13 +5,12 @@
 // native/README.md) hits both alike; the result is the median of the per-round B/A
 // throughput ratios. Token counts must be equal every round. Not part of run-all: it
 // needs two builds (copy build/Release/promptenc.node aside before rebuilding).
-// BENCH_WORKLOAD=NAME uses a named workload (src/bench/workloads.ts) instead of the mixed
+// BENCH_WORKLOAD=NAME uses a named workload (bench/lib/workloads.ts) instead of the mixed
 // corpus. Passes are timed in process CPU time (co-tenants disturb it less than wall time).
 //   node bench/native-ab.mjs MODEL A.node B.node [ROUNDS]
 import path from 'node:path';
 import { loadTokenizer } from '../dist/index.js';
-import { buildCorpus } from '../dist/bench/corpus.js';
-import { buildWorkload } from '../dist/bench/workloads.js';
+import { buildCorpus, buildWorkload } from 'promptenc/bench';
 
 const [model, aArg, bArg, rounds = '12'] = process.argv.slice(2);
 if (!model || !aArg || !bArg) {

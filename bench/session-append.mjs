@@ -2,11 +2,11 @@
 // session given the whole new prompt (session.encode / encodeDelta: an O(n) text compare, then
 // the new text), and as session.append / appendDelta (O(new text), no compare)?
 // Control: a full encode of the new prompt (also the check: every session result must equal it).
-// History: the prose and code workloads (src/bench/workloads.ts) joined as user/assistant text
+// History: the prose and code workloads (bench/lib/workloads.ts) joined as user/assistant text
 // with the model's added tokens between turns; a turn is ~1 KB of prose.
 //   node bench/session-append.mjs [MODEL…]     env BENCH_REPS (9), --json-out FILE
 import { loadTokenizer } from '../dist/index.js';
-import { buildWorkload } from '../dist/bench/workloads.js';
+import { buildWorkload } from 'promptenc/bench';
 import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
 
 const models = process.argv.slice(2).filter((a) => !a.startsWith('--') && !a.endsWith('.json'));

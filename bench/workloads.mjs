@@ -1,13 +1,12 @@
 // Question: on real text, cold and warm, how fast is promptenc against the fastest exact peer
 // (hypertok) and the others, per workload and vocabulary, measured in the same run? And is
 // DeepSeek-V3 / Qwen3 per byte as cheap as Llama 3 (no hypertok vocabulary for them)?
-// Method: src/bench/workload-run.ts (agreement first, alternating passes, CPU time, medians).
+// Method: bench/lib/workload-run.ts (agreement first, alternating passes, CPU time, medians).
 // Control: promptenc-native's own Llama 3 figures, against which the DeepSeek-V3 and Qwen3 rows
 // are read (promptenc per byte on model X ÷ on Llama 3, same workload, same run of this script).
 //   env BENCH_MODELS (gpt-4o,llama3,deepseek-v3,qwen3)  BENCH_SECONDS (3 per workload)
 //       BENCH_WORKLOADS (all)  BENCH_WORKLOAD_KB (1024)     --json-out FILE
-import { runWorkloadBench, formatWorkloadTable } from '../dist/bench/workload-run.js';
-import { parseWorkloadList } from '../dist/bench/workloads.js';
+import { runWorkloadBench, formatWorkloadTable, parseWorkloadList } from 'promptenc/bench';
 import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
 
 const models = (process.env.BENCH_MODELS ?? 'gpt-4o,llama3,deepseek-v3,qwen3').split(',');

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import * as harness from 'promptenc/bench';
+import { type BenchHarness, PEER_NAMES, WORKLOAD_NAMES } from '../src/cli/bench.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist', 'cli', 'main.js');
@@ -288,5 +290,14 @@ describe('promptenc bench usage errors', () => {
     const bad = await bench(['--model', 'gpt-4o', '--seconds', 'fast']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--seconds/);
+  });
+});
+
+describe('promptenc/bench, the harness the command loads', () => {
+  it('has the shape the command expects (type-checked) and the names its --help lists', () => {
+    const shape: BenchHarness = harness;
+    expect(typeof shape.runBench).toBe('function');
+    expect([...harness.PEER_NAMES]).toEqual([...PEER_NAMES]);
+    expect([...harness.WORKLOAD_NAMES]).toEqual([...WORKLOAD_NAMES]);
   });
 });

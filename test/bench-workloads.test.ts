@@ -1,11 +1,11 @@
 /**
- * The bench workloads (src/bench/workloads.ts) are real text, and the speed figures on them
+ * The bench workloads (bench/lib/workloads.ts) are real text, and the speed figures on them
  * are only worth something if the ids are exact there too: on a sample of every workload,
  * native == JS == the Rust `tokenizers` oracle, for every bundled model. Also: a workload is
  * deterministic (same seed → same bytes and sha256). Speed is never checked here.
  */
 import { describe, expect, it } from 'vitest';
-import { buildWorkload, WORKLOAD_NAMES } from '../src/bench/workloads.js';
+import { buildWorkload, WORKLOAD_NAMES } from 'promptenc/bench';
 import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer } from '../src/tokenizer.js';
 import { MODELS, oracleEncode } from './helpers/oracle.js';

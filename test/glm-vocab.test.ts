@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, type PromptTokenizer } from '../src/index.js';
 import { readTokenizerFiles } from '../src/load.js';
-import { buildCorpus } from '../src/bench/corpus.js';
+import { buildCorpus } from 'promptenc/bench';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
 import { sharedPath } from './helpers/shared-files.js';
 
@@ -241,7 +241,7 @@ describe.skipIf(!GLM_DIR)('GLM-4 real vocabulary (../shared/models/glm-4)', () =
     }
   }, 120_000);
 
-  // The project's benchmark corpus (src/bench/corpus.ts: prose and code from node_modules,
+  // The project's benchmark corpus (bench/lib/corpus.ts: prose and code from node_modules,
   // generated CJK and emoji text, chats rendered with GLM-4's template): 512 KiB here, the
   // full 5 MiB with PROMPTENC_GLM_SOAK=1.
   it('equals tiktoken on the seeded benchmark corpus', () => {

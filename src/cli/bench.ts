@@ -1,12 +1,73 @@
 import { writeFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { PromptencError } from '../errors.js';
-import { PEER_NAMES, parseEngineList } from '../bench/engines.js';
-import { formatTable, runBench, type ProgressEvent } from '../bench/run.js';
-import { renderSvg } from '../bench/svg.js';
-import { formatWorkloadTable, runWorkloadBench } from '../bench/workload-run.js';
-import { parseWorkloadList, WORKLOAD_NAMES } from '../bench/workloads.js';
 import { UsageError, writeOut } from './common.js';
+
+/** A progress report of the harness (bench/lib/run.ts ProgressEvent). */
+interface ProgressEvent {
+  phase: string;
+  fraction: number;
+  detail?: string;
+}
+
+/**
+ * The part of `promptenc/bench` (bench/lib, compiled to dist/bench) that this command uses.
+ * The harness is not part of the library: it is loaded at run time, so building src does
+ * not depend on it. test/bench-cli.test.ts type-checks the real module against this shape.
+ */
+export interface BenchHarness {
+  readonly PEER_NAMES: readonly string[];
+  readonly WORKLOAD_NAMES: readonly string[];
+  parseEngineList(list: string): readonly string[];
+  parseWorkloadList(list: string): readonly string[];
+  runBench(opts: {
+    source: string;
+    corpusPath?: string;
+    corpusSize?: number;
+    seed?: number;
+    messagesPath?: string;
+    threads?: number;
+    totalSeconds?: number;
+    peers?: readonly string[];
+    onProgress?: (e: ProgressEvent) => void;
+  }): Promise<BenchRunResult>;
+  formatTable(r: BenchRunResult): string;
+  renderSvg(r: BenchRunResult): string;
+  runWorkloadBench(opts: {
+    source: string;
+    workloads: readonly string[];
+    sizeBytes?: number;
+    seed?: number;
+    seconds?: number;
+    peers?: readonly string[];
+    warmOnly?: boolean;
+    onProgress?: (e: ProgressEvent) => void;
+  }): Promise<WorkloadRunResult>;
+  formatWorkloadTable(r: WorkloadRunResult): string;
+}
+interface BenchRunResult {
+  agreement: { ok: boolean; reference: string | null; disagreeing: readonly string[] };
+}
+interface WorkloadRunResult {
+  workloads: readonly { name: string; cells: readonly { engine: string; agrees: boolean | null }[] }[];
+}
+
+/** The names in --help, kept equal to the harness's lists by test/bench-cli.test.ts. */
+export const PEER_NAMES = ['hf-tokenizers', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer', 'hypertok'] as const;
+export const WORKLOAD_NAMES = ['prose', 'code', 'cjk', 'multilingual', 'agent', 'rank-table', 'mixed'] as const;
+
+/** `promptenc/bench`, resolved through package.json "exports" (the package's own name). */
+async function loadHarness(): Promise<BenchHarness> {
+  try {
+    return (await import('promptenc/bench' as string)) as BenchHarness;
+  } catch (err) {
+    throw new PromptencError(
+      'E_IO',
+      `the benchmark harness promptenc/bench (dist/bench) cannot be loaded: ${(err as Error).message.split('\n')[0]}; ` + 'in a checkout, run npm run build',
+      { cause: err },
+    );
+  }
+}
 
 interface BenchFlags {
   model?: string;
@@ -101,6 +162,7 @@ export function benchCommand(): Command {
     .option('--workload-size <size>', 'bytes per workload, e.g. 1MB (default), 256KB (rank-table is always the whole file)')
     .option('--warm-only', 'with --workload: skip the cold runs (fresh tokenizers)')
     .action(async (flags: BenchFlags) => {
+      const { parseEngineList, parseWorkloadList, runBench, formatTable, renderSvg, runWorkloadBench, formatWorkloadTable } = await loadHarness();
       if (flags.model && flags.tokenizer) throw new UsageError('use either --model or --tokenizer, not both');
       const source = flags.model ?? flags.tokenizer;
       if (!source) throw new UsageError('one of --model NAME or --tokenizer PATH is required');

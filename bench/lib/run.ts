@@ -21,7 +21,7 @@ import os from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { buildCorpus, DEFAULT_CORPUS_BYTES, type Corpus } from './corpus.js';
 import { loadEngines, ENGINE_NAMES, PEER_NAMES, type Engine, type EngineName, type MissingEngine } from './engines.js';
-import type { ChatMessage } from '../template/messages.js';
+import type { ChatMessage } from 'promptenc';
 
 export interface Spread {
   median: number;

@@ -33,7 +33,7 @@ import {
   splitDocument,
   takeFiles,
 } from './corpus.js';
-import type { PromptTokenizer } from '../tokenizer.js';
+import type { PromptTokenizer } from 'promptenc';
 
 export const WORKLOAD_NAMES = ['prose', 'code', 'cjk', 'multilingual', 'agent', 'rank-table', 'mixed'] as const;
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
@@ -45,7 +45,7 @@ export interface WorkloadOptions {
   seed?: number;
   nodeModules?: string;
   /** For `mixed`: renders its chat transcripts with the model's template. */
-  tokenizer?: PromptTokenizer;
+  tokenizer?: Pick<PromptTokenizer, 'chatTemplate' | 'renderChat'>;
 }
 
 const utf8Length = (s: string) => Buffer.byteLength(s, 'utf8');

@@ -12,8 +12,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { PromptTokenizer } from '../tokenizer.js';
-import type { ChatMessage } from '../template/messages.js';
+import type { ChatMessage, PromptTokenizer } from 'promptenc';
 
 export const DEFAULT_CORPUS_BYTES = 5 * 1024 * 1024;
 export const DEFAULT_SEED = 20250101;
@@ -48,7 +47,7 @@ export interface CorpusOptions {
   /** A file or directory to use instead of the generated corpus. */
   path?: string;
   /** Renders chat transcripts with the model's template, when it has one. */
-  tokenizer?: PromptTokenizer;
+  tokenizer?: Pick<PromptTokenizer, 'chatTemplate' | 'renderChat'>;
   /** Root of the node_modules to draw prose and code from (default: the package's own). */
   nodeModules?: string;
 }
@@ -263,7 +262,7 @@ function emojiParagraph(rand: () => number): string {
   return `${out}\n`;
 }
 
-function chatTranscript(rand: () => number, snippets: string[], tok: PromptTokenizer | undefined): string {
+function chatTranscript(rand: () => number, snippets: string[], tok: Pick<PromptTokenizer, 'chatTemplate' | 'renderChat'> | undefined): string {
   const messages: ChatMessage[] = [];
   if (rand() < 0.5) messages.push({ role: 'system', content: pick(snippets, rand) });
   const turns = 1 + Math.floor(rand() * 4);

@@ -12,9 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadTokenizer, type PromptTokenizer } from '../tokenizer.js';
-import { readTokenizerFiles, BUNDLED_MODELS } from '../load.js';
-import { PromptencError } from '../errors.js';
+import { BUNDLED_MODELS, loadTokenizer, PromptencError, type PromptTokenizer } from 'promptenc';
 
 const require = createRequire(import.meta.url);
 
@@ -158,19 +156,25 @@ export interface LoadContext {
   vocabulary: string;
 }
 
+/**
+ * Resolve the source through the public API: a loaded tokenizer names its tokenizer.json and
+ * its added tokens (the same `added_tokens` of tokenizer.json the peers must split out). The
+ * tokenizer is dropped here; each promptenc engine loads its own, timed.
+ */
 export async function loadContext(source: string): Promise<LoadContext> {
-  const files = await readTokenizerFiles(source);
+  const tok = await loadTokenizer(source);
+  const tokenizerPath = tok.tokenizerPath;
   const addedTokens: Record<string, number> = {};
-  for (const t of files.tokenizerJson.added_tokens ?? []) addedTokens[t.content] = t.id;
-  const openai = openAiEncoding(files.tokenizerPath);
+  for (const [id, t] of tok.addedTokens) addedTokens[t.content] = id;
+  const openai = openAiEncoding(tokenizerPath);
   return {
     source,
-    tokenizerPath: files.tokenizerPath,
+    tokenizerPath,
     addedTokens,
     openai,
-    bundled: bundledName(files.tokenizerPath),
+    bundled: bundledName(tokenizerPath),
     // OpenAI models' HF IDs equal the tiktoken encoding's IDs, so every engine shares one key.
-    vocabulary: openai ?? `hf:${path.basename(path.dirname(path.dirname(files.tokenizerPath)))}/${path.basename(path.dirname(files.tokenizerPath))}`,
+    vocabulary: openai ?? `hf:${path.basename(path.dirname(path.dirname(tokenizerPath)))}/${path.basename(path.dirname(tokenizerPath))}`,
   };
 }
 
