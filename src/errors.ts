@@ -7,6 +7,8 @@ export type ErrorCode =
   | 'E_TOKENIZER_INVALID'
   | 'E_TEMPLATE'
   | 'E_TEMPLATE_MISSING'
+  // A chat template hit a limit (output size, loop iterations, recursion depth): src/template/engine.
+  | 'E_TEMPLATE_LIMIT'
   | 'E_MESSAGES_INVALID'
   | 'E_ARGUMENT'
   | 'E_IDS_INVALID'

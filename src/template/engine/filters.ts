@@ -1,0 +1,576 @@
+import { dumps } from './json.js';
+import { getattr, getitem, pyCapitalize, pySplitlines, pyStrip, pyTitle } from './methods.js';
+import {
+  compare,
+  dictEntries,
+  eq,
+  fail,
+  float,
+  floatRepr,
+  isDict,
+  isFloat,
+  isInt,
+  isNumber,
+  iterate,
+  length,
+  Namespace,
+  num,
+  PyCallable,
+  PyFloat,
+  PyIter,
+  PyTuple,
+  PyView,
+  Range,
+  repr,
+  str,
+  truthy,
+  tuple,
+  typeName,
+} from './values.js';
+
+/**
+ * Jinja2's builtin filters and tests (jinja2/filters.py, jinja2/tests.py), with transformers'
+ * `tojson` (json.dumps, not Jinja2's HTML-safe one). Autoescape is off, as in transformers, so
+ * escape/safe/forceescape only convert to a string (escape still escapes).
+ */
+export type Kw = Map<string, unknown> | null;
+export interface FilterHost {
+  filter(name: string, value: unknown, args: unknown[], kwargs: Kw): unknown;
+  test(name: string, value: unknown, args: unknown[], kwargs: Kw): boolean;
+  call(fn: unknown, args: unknown[], kwargs: Kw): unknown;
+  checkSize(n: number): void;
+}
+type Filter = (h: FilterHost, v: unknown, a: unknown[], k: Kw) => unknown;
+
+/** Positional or keyword argument `name` at position `i` (after the value). */
+function arg(a: unknown[], k: Kw, i: number, name: string, def?: unknown): unknown {
+  if (k?.has(name)) return k.get(name);
+  return i < a.length ? a[i] : def;
+}
+
+/** An attribute path `a.b.0` as Jinja2's make_attrgetter resolves it. */
+function attrPath(v: unknown, path: unknown): unknown {
+  if (typeof path !== 'string') return getitem(v, path);
+  let x = v;
+  for (const part of path.split('.')) {
+    if (x === undefined) return undefined;
+    x = /^\d+$/.test(part) ? getitem(x, Number(part)) : getitem(x, part);
+  }
+  return x;
+}
+
+function toList(v: unknown): unknown[] {
+  return [...iterate(v)];
+}
+
+function sortKey(v: unknown, caseSensitive: boolean): unknown {
+  return !caseSensitive && typeof v === 'string' ? v.toLowerCase() : v;
+}
+
+function pyInt(v: unknown, def: unknown, base: unknown): unknown {
+  if (v === undefined) fail('int() of an undefined value');
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (isInt(v)) return v;
+  if (isFloat(v)) {
+    const t = Math.trunc(num(v));
+    if (!Number.isFinite(t)) fail('cannot convert float infinity or NaN to integer');
+    return Number.isSafeInteger(t) ? t : BigInt(t);
+  }
+  if (typeof v === 'string') {
+    const b = num(base ?? 10);
+    const s = v.trim().replace(/_/g, '');
+    const re = b === 10 ? /^[+-]?\d+$/ : b === 16 ? /^[+-]?(0x)?[0-9a-f]+$/i : b === 8 ? /^[+-]?(0o)?[0-7]+$/i : b === 2 ? /^[+-]?(0b)?[01]+$/i : /^$/;
+    if (re.test(s)) {
+      const n = b === 10 ? Number(s) : parseInt(s.replace(/^([+-]?)0[xob]/i, '$1'), b);
+      return Number.isSafeInteger(n) ? n : BigInt(s);
+    }
+    // Jinja2 falls back to int(float(value)).
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s)) return Math.trunc(Number(s));
+  }
+  return def ?? 0;
+}
+
+function pyFloat(v: unknown, def: unknown): unknown {
+  if (v === undefined) fail('float() of an undefined value');
+  if (typeof v === 'boolean') return float(v ? 1 : 0);
+  if (isNumber(v)) return float(num(v));
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase().replace(/_/g, '');
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(s)) return float(Number(s));
+    if (/^[+-]?(inf|infinity)$/.test(s)) return s.startsWith('-') ? -Infinity : Infinity;
+    if (/^[+-]?nan$/.test(s)) return NaN;
+  }
+  return def ?? new PyFloat(0);
+}
+
+/** jinja2.filters.do_indent, with str.splitlines; the value must be a string (Jinja2 appends "\n" to it). */
+function indentFilter(s: unknown, width: unknown, first: unknown, blank: unknown): string {
+  if (typeof s !== 'string') fail(`can only concatenate str (not "${typeName(s)}") to str`);
+  const pad = typeof width === 'string' ? width : ' '.repeat(num(width ?? 4));
+  const lines = pySplitlines(`${s}\n`);
+  let rv: string;
+  if (truthy(blank)) rv = lines.join(`\n${pad}`);
+  else {
+    rv = lines.shift() ?? '';
+    if (lines.length) rv += `\n${lines.map((l) => (l ? pad + l : l)).join('\n')}`;
+  }
+  return truthy(first) ? pad + rv : rv;
+}
+
+/**
+ * Python's round(x, p): the exact decimal value of the binary float decides (2.675 is below the
+ * tie: 2.67), and exact ties go to the even digit (2.5 → 2, 0.125 → 0.12). toFixed rounds the
+ * exact value too, but breaks exact ties upwards.
+ */
+function pyRound(x: number, p: number): number {
+  if (!Number.isFinite(x) || p > 20) return x;
+  if (p < 0) {
+    const f = 10 ** -p;
+    return pyRound(x / f, 0) * f;
+  }
+  const a = Math.abs(x);
+  const exact = a.toFixed(Math.min(100, p + 40));
+  const [intPart, frac = ''] = exact.split('.') as [string, string?];
+  const kept = frac.slice(0, p);
+  let r = Number(a.toFixed(p));
+  if (/^50*$/.test(frac.slice(p))) {
+    const last = p > 0 ? kept[p - 1]! : intPart[intPart.length - 1]!;
+    if (Number(last) % 2 === 0) r = Number(p > 0 ? `${intPart}.${kept}` : intPart);
+  }
+  return x < 0 || Object.is(x, -0) ? -r : r;
+}
+
+function roundFilter(v: unknown, precision: unknown, method: unknown): unknown {
+  const p = num(precision ?? 0);
+  const m = str(method ?? 'common');
+  if (m !== 'common' && m !== 'ceil' && m !== 'floor') fail('method must be common, ceil or floor');
+  // An int stays an int under round() (bool too: round(True) is 1).
+  if (m === 'common' && (isInt(v) || typeof v === 'boolean')) return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+  const x = num(v);
+  const f = 10 ** p;
+  const r = m === 'ceil' ? Math.ceil(x * f) / f : m === 'floor' ? Math.floor(x * f) / f : pyRound(x, p);
+  return float(r);
+}
+
+function selectOrReject(h: FilterHost, v: unknown, a: unknown[], k: Kw, attr: boolean, want: boolean): unknown[] {
+  // Jinja2's select_or_reject: `if seq:` first, so a false value (None, 0, '') is not iterated.
+  if (!truthy(v)) return [];
+  const items = toList(v);
+  const key = attr ? a[0] : undefined;
+  const rest = attr ? a.slice(1) : a;
+  const get = (x: unknown) => (attr ? attrPath(x, key) : x);
+  if (rest.length === 0) return items.filter((x) => truthy(get(x)) === want);
+  const test = str(rest[0]);
+  const targs = rest.slice(1);
+  return items.filter((x) => h.test(test, get(x), targs, k) === want);
+}
+
+function groupby(v: unknown, attribute: unknown, def: unknown): unknown[] {
+  const items = toList(v);
+  const keyed = items.map((x) => [attrPath(x, attribute) ?? def, x] as [unknown, unknown]);
+  keyed.sort((x, y) => compare(x[0], y[0]));
+  const out: unknown[] = [];
+  for (const [key, x] of keyed) {
+    const last = out[out.length - 1] as PyTuple | undefined;
+    if (last && eq(last[0], key)) (last[1] as unknown[]).push(x);
+    else out.push(groupTuple(key, [x]));
+  }
+  return out;
+}
+
+class GroupTuple extends PyTuple {
+  attr(name: string): unknown {
+    return name === 'grouper' ? this[0] : name === 'list' ? this[1] : undefined;
+  }
+}
+function groupTuple(key: unknown, list: unknown[]): PyTuple {
+  const t = new GroupTuple();
+  t.push(key, list);
+  return t;
+}
+
+function htmlEscape(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+}
+
+function printf(fmt: string, args: unknown[]): string {
+  let i = 0;
+  return fmt.replace(
+    /%([-+ 0#]*)(\d+)?(?:\.(\d+))?([sdifrxXeEgGc%])/g,
+    (_m, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
+      if (conv === '%') return '%';
+      const v = args[i++];
+      let s: string;
+      switch (conv) {
+        case 's':
+          s = str(v);
+          if (prec !== undefined) s = s.slice(0, Number(prec));
+          break;
+        case 'r':
+          s = repr(v);
+          break;
+        case 'd':
+        case 'i':
+          s = String(Math.trunc(num(v)));
+          break;
+        case 'f':
+          s = num(v).toFixed(prec === undefined ? 6 : Number(prec));
+          break;
+        case 'x':
+          s = Math.trunc(num(v)).toString(16);
+          break;
+        case 'X':
+          s = Math.trunc(num(v)).toString(16).toUpperCase();
+          break;
+        case 'e':
+        case 'E': {
+          const t = num(v).toExponential(prec === undefined ? 6 : Number(prec));
+          s = t.replace(/e([+-])(\d)$/, 'e$10$2');
+          if (conv === 'E') s = s.toUpperCase();
+          break;
+        }
+        case 'c':
+          s = typeof v === 'string' ? v : String.fromCodePoint(num(v));
+          break;
+        default:
+          s = str(v);
+      }
+      if (flags.includes('+') && /[dif]/.test(conv) && num(v) >= 0) s = `+${s}`;
+      if (width !== undefined && s.length < Number(width)) {
+        const w = Number(width);
+        s = flags.includes('-') ? s.padEnd(w) : flags.includes('0') && /[difxXeE]/.test(conv) ? s.padStart(w, '0') : s.padStart(w);
+      }
+      return s;
+    },
+  );
+}
+
+/** Python `fmt % args`. */
+export function percentFormat(fmt: string, v: unknown): string {
+  const args = v instanceof PyTuple ? [...v] : [v];
+  if (isDict(v) && /%\(/.test(fmt)) return fmt.replace(/%\((\w+)\)s/g, (_, k: string) => str(getitem(v, k)));
+  return printf(fmt, args);
+}
+
+export const FILTERS: Record<string, Filter> = {
+  abs: (_h, v) => (typeof v === 'bigint' ? (v < 0n ? -v : v) : isFloat(v) ? float(Math.abs(num(v))) : Math.abs(num(v))),
+  // attr() is getattr only (the sandbox's): a dict's item is not an attribute.
+  attr: (_h, v, a) =>
+    isDict(v) ? (['items', 'keys', 'values', 'get', 'copy'].includes(str(a[0])) ? getattr(v, str(a[0])) : undefined) : getattr(v, str(a[0])),
+  batch: (_h, v, a) => {
+    const n = num(a[0]);
+    const items = toList(v);
+    const out: unknown[][] = [];
+    for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+    if (a.length > 1 && out.length && out[out.length - 1]!.length < n) {
+      const last = out[out.length - 1]!;
+      while (last.length < n) last.push(a[1]);
+    }
+    return gen(out);
+  },
+  capitalize: (_h, v) => pyCapitalize(str(v)),
+  center: (_h, v, a) => {
+    const s = str(v);
+    const w = num(a[0] ?? 80);
+    if (w <= s.length) return s;
+    const total = w - s.length;
+    const left = Math.floor(total / 2) + (total & w & 1);
+    return ' '.repeat(left) + s + ' '.repeat(total - left);
+  },
+  count: (_h, v) => length(v),
+  // dictsort/sort/groupby/list return lists, as in Jinja2.
+  default: (_h, v, a, k) => {
+    const def = arg(a, k, 0, 'default_value', '');
+    const bool = truthy(arg(a, k, 1, 'boolean', false));
+    return v === undefined || (bool && !truthy(v)) ? def : v;
+  },
+  dictsort: (_h, v, a, k) => {
+    if (!isDict(v)) return fail('dictsort: value must be a dict');
+    const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
+    const by = str(arg(a, k, 1, 'by', 'key'));
+    const rev = truthy(arg(a, k, 2, 'reverse', false));
+    const pos = by === 'key' ? 0 : by === 'value' ? 1 : fail('You can only sort by either "key" or "value"');
+    const items = dictEntries(v).map(([x, y]) => tuple([x, y]));
+    items.sort((x, y) => compare(sortKey(x[pos], cs), sortKey(y[pos], cs)) * (rev ? -1 : 1));
+    return items;
+  },
+  escape: (_h, v) => htmlEscape(str(v)),
+  first: (_h, v) => {
+    if (v instanceof Range) return v.length > 0 ? v.at(0) : undefined;
+    if (v instanceof PyIter) return v.pos < v.items.length ? v.items[v.pos++] : undefined;
+    const items = iterate(v);
+    return items.length ? items[0] : undefined;
+  },
+  float: (_h, v, a, k) => pyFloat(v, arg(a, k, 0, 'default')),
+  forceescape: (_h, v) => htmlEscape(str(v)),
+  format: (_h, v, a) => percentFormat(str(v), a.length === 1 ? a[0] : tuple(a)),
+  groupby: (_h, v, a, k) => groupby(v, arg(a, k, 0, 'attribute'), arg(a, k, 1, 'default')),
+  indent: (_h, v, a, k) => indentFilter(v, arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false)),
+  int: (_h, v, a, k) => pyInt(v, arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
+  items: (_h, v) =>
+    gen(v === undefined ? [] : isDict(v) ? dictEntries(v).map(([x, y]) => tuple([x, y])) : fail(`items: expected a mapping, got ${typeName(v)}`)),
+  join: (h, v, a, k) => {
+    const sep = str(arg(a, k, 0, 'd', ''));
+    const attr = arg(a, k, 1, 'attribute', null);
+    const items = toList(v).map((x) => str(attr === null ? x : attrPath(x, attr)));
+    let n = 0;
+    for (const s of items) n += s.length + sep.length;
+    h.checkSize(n);
+    return items.join(sep);
+  },
+  last: (_h, v) => {
+    if (v instanceof PyIter || v instanceof PyView) fail(`'${typeName(v)}' object is not reversible`);
+    const items = iterate(v);
+    return items.length ? items[items.length - 1] : undefined;
+  },
+  length: (_h, v) => length(v),
+  list: (_h, v) => toList(v),
+  lower: (_h, v) => str(v).toLowerCase(),
+  map: (h, v, a, k) => gen(mapFilter(h, v, a, k)),
+  pprint: (_h, v) => repr(v),
+  max: (_h, v, a, k) => extreme(v, a, k, 1),
+  min: (_h, v, a, k) => extreme(v, a, k, -1),
+  reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
+  rejectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, false)),
+  replace: (h, v, a, k) => {
+    const s = str(v);
+    const old = str(a[0]);
+    const neu = str(a[1]);
+    const count = arg(a, k, 2, 'count', null);
+    if (count === null) {
+      if (old === '') return Array.from(s).reduce((acc, ch) => acc + ch + neu, neu);
+      const parts = s.split(old);
+      h.checkSize(s.length + (parts.length - 1) * neu.length);
+      return parts.join(neu);
+    }
+    let out = '';
+    let rest = s;
+    for (let i = 0; i < num(count); i++) {
+      const at = rest.indexOf(old);
+      if (at < 0) break;
+      out += rest.slice(0, at) + neu;
+      rest = rest.slice(at + old.length);
+    }
+    return out + rest;
+  },
+  // reversed(): an iterator for a list; a generator is not reversible, Jinja2 then builds a list.
+  reverse: (_h, v) =>
+    typeof v === 'string'
+      ? Array.from(v).reverse().join('')
+      : Array.isArray(v) || v instanceof Range
+        ? new PyIter([...iterate(v)].reverse(), 'list_reverseiterator')
+        : [...iterate(v)].reverse(),
+  round: (_h, v, a, k) => roundFilter(v, arg(a, k, 0, 'precision', 0), arg(a, k, 1, 'method', 'common')),
+  safe: (_h, v) => str(v),
+  select: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, true)),
+  selectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, true)),
+  slice: (_h, v, a) => {
+    const items = toList(v);
+    const n = num(a[0]);
+    const per = Math.floor(items.length / n);
+    const extra = items.length % n;
+    const out: unknown[][] = [];
+    let off = 0;
+    for (let i = 0; i < n; i++) {
+      const size = per + (i < extra ? 1 : 0);
+      const part = items.slice(off, off + size);
+      off += size;
+      if (a.length > 1 && i >= extra && extra > 0) part.push(a[1]);
+      out.push(part);
+    }
+    return gen(out);
+  },
+  sort: (_h, v, a, k) => {
+    const rev = truthy(arg(a, k, 0, 'reverse', false));
+    const cs = truthy(arg(a, k, 1, 'case_sensitive', false));
+    const attr = arg(a, k, 2, 'attribute', null);
+    const items = toList(v);
+    // attribute='age,name': a tuple of attributes (Jinja2's make_multi_attrgetter).
+    const attrs = typeof attr === 'string' && attr.includes(',') ? attr.split(',') : null;
+    const key = (x: unknown) => (attrs ? attrs.map((p) => sortKey(attrPath(x, p), cs)) : sortKey(attr === null ? x : attrPath(x, attr), cs));
+    return items
+      .map((x, i) => [key(x), i, x] as const)
+      .sort((x, y) => compare(x[0], y[0]) * (rev ? -1 : 1) || x[1] - y[1])
+      .map((x) => x[2]);
+  },
+  string: (_h, v) => str(v),
+  striptags: (_h, v) =>
+    str(v)
+      .replace(/<!--[\s\S]*?-->|<[^>]*>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  sum: (_h, v, a, k) => {
+    const attr = arg(a, k, 0, 'attribute', null);
+    let total: unknown = arg(a, k, 1, 'start', 0);
+    for (const x of iterate(v)) {
+      const y = attr === null ? x : attrPath(x, attr);
+      if (Array.isArray(total) && Array.isArray(y)) total = [...total, ...y];
+      else total = isFloat(total) || isFloat(y) ? float(num(total) + num(y)) : num(total) + num(y);
+    }
+    return total;
+  },
+  title: (_h, v) => str(v).replace(/([^\s\-([{<]+)/g, (w) => pyTitleWord(w)),
+  // transformers' override: tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+  tojson: (_h, v, a, k) => {
+    const indent = arg(a, k, 1, 'indent', null);
+    const seps = arg(a, k, 2, 'separators', null);
+    if (seps !== null && (!Array.isArray(seps) || seps.length !== 2)) fail('separators must be a pair of strings');
+    return dumps(v, {
+      indent: indent === null || indent === undefined ? null : typeof indent === 'string' ? indent : num(indent),
+      separators: seps === null ? null : [str((seps as unknown[])[0]), str((seps as unknown[])[1])],
+      sortKeys: truthy(arg(a, k, 3, 'sort_keys', false)),
+      ensureAscii: truthy(arg(a, k, 0, 'ensure_ascii', false)),
+    });
+  },
+  trim: (_h, v, a, k) => pyStrip(str(v), arg(a, k, 0, 'chars', null)),
+  truncate: (_h, v, a, k) => {
+    if (typeof v !== 'string') {
+      // len(s) first: a short list or dict comes back as it is; anything else raises.
+      if (!Array.isArray(v) && !isDict(v)) fail(`object of type '${typeName(v)}' has no len()`);
+      if (length(v) <= num(arg(a, k, 0, 'length', 255)) + num(arg(a, k, 3, 'leeway', 5))) return v;
+      fail('truncate: a sequence longer than the length');
+    }
+    const s = v;
+    const len = num(arg(a, k, 0, 'length', 255));
+    const killwords = truthy(arg(a, k, 1, 'killwords', false));
+    const end = str(arg(a, k, 2, 'end', '...'));
+    const leeway = num(arg(a, k, 3, 'leeway', 5));
+    if (len < end.length) fail(`expected length >= ${end.length}, got ${len}`);
+    if (s.length <= len + leeway) return s;
+    if (killwords) return s.slice(0, len - end.length) + end;
+    const cut = s.slice(0, len - end.length);
+    const sp = cut.lastIndexOf(' ');
+    return (sp >= 0 ? cut.slice(0, sp) : cut) + end;
+  },
+  unique: (_h, v, a, k) => {
+    const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
+    const attr = arg(a, k, 1, 'attribute', null);
+    const seen: unknown[] = [];
+    const out: unknown[] = [];
+    for (const x of iterate(v)) {
+      const key = sortKey(attr === null ? x : attrPath(x, attr), cs);
+      if ((Array.isArray(key) && !(key instanceof PyTuple)) || isDict(key)) fail(`unhashable type: '${typeName(key)}'`);
+      if (!seen.some((s) => eq(s, key))) {
+        seen.push(key);
+        out.push(x);
+      }
+    }
+    return gen(out);
+  },
+  upper: (_h, v) => str(v).toUpperCase(),
+  wordcount: (_h, v) => (str(v).match(/\w+/gu) ?? []).length,
+};
+FILTERS.d = FILTERS.default!;
+FILTERS.e = FILTERS.escape!;
+FILTERS.capitalize = (_h, v) => pyCapitalize(str(v));
+void pyTitle;
+
+function pyTitleWord(w: string): string {
+  return w.length ? w[0]!.toUpperCase() + w.slice(1).toLowerCase() : w;
+}
+
+function mapFilter(h: FilterHost, v: unknown, a: unknown[], k: Kw): unknown[] {
+  // Jinja2's do_map: `if value:` first, so a false value is not iterated.
+  if (!truthy(v)) return [];
+  const items = toList(v);
+  if (k?.has('attribute')) {
+    const attr = k.get('attribute');
+    const def = k.get('default');
+    return items.map((x) => {
+      const y = attrPath(x, attr);
+      return y === undefined && k.has('default') ? def : y;
+    });
+  }
+  if (a.length === 0) return fail('map requires a filter argument');
+  const name = str(a[0]);
+  return items.map((x) => h.filter(name, x, a.slice(1), k));
+}
+
+function gen(items: unknown[]): PyIter {
+  return new PyIter(items);
+}
+
+function extreme(v: unknown, a: unknown[], k: Kw, sign: number): unknown {
+  const items = toList(v);
+  if (items.length === 0) return undefined;
+  const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
+  const attr = arg(a, k, 1, 'attribute', null);
+  let best = items[0];
+  const key = (x: unknown) => sortKey(attr === null ? x : attrPath(x, attr), cs);
+  for (const x of items.slice(1)) if (compare(key(x), key(best)) * sign > 0) best = x;
+  return best;
+}
+
+type Test = (h: FilterHost, v: unknown, a: unknown[]) => boolean;
+
+export const TESTS: Record<string, Test> = {
+  boolean: (_h, v) => typeof v === 'boolean',
+  // Undefined defines __call__ (it raises when called), so callable(Undefined) is true.
+  callable: (_h, v) => v instanceof PyCallable || typeof v === 'function' || v === undefined,
+  defined: (_h, v) => v !== undefined,
+  undefined: (_h, v) => v === undefined,
+  divisibleby: (_h, v, a) => num(v) % num(a[0]) === 0,
+  eq: (_h, v, a) => eq(v, a[0]),
+  ne: (_h, v, a) => !eq(v, a[0]),
+  even: (_h, v) => num(v) % 2 === 0,
+  odd: (_h, v) => Math.abs(num(v) % 2) === 1,
+  false: (_h, v) => v === false,
+  true: (_h, v) => v === true,
+  float: (_h, v) => isFloat(v),
+  integer: (_h, v) => isInt(v),
+  number: (_h, v) => isNumber(v) || typeof v === 'boolean',
+  ge: (_h, v, a) => compare(v, a[0]) >= 0,
+  gt: (_h, v, a) => compare(v, a[0]) > 0,
+  le: (_h, v, a) => compare(v, a[0]) <= 0,
+  lt: (_h, v, a) => compare(v, a[0]) < 0,
+  in: (_h, v, a) => contains(a[0], v),
+  // Undefined defines __iter__ and __len__: iterable and a sequence, as Jinja2's tests say.
+  iterable: (_h, v) =>
+    v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof PyIter || v instanceof PyView,
+  lower: (_h, v) => typeof v === 'string' && v === v.toLowerCase(),
+  upper: (_h, v) => typeof v === 'string' && v === v.toUpperCase(),
+  mapping: (_h, v) => isDict(v),
+  none: (_h, v) => v === null,
+  sameas: (_h, v, a) => v === a[0] || (v instanceof PyFloat && a[0] instanceof PyFloat && v.v === a[0].v && false),
+  sequence: (_h, v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range,
+  string: (_h, v) => typeof v === 'string',
+  escaped: () => false,
+  filter: (_h, v) => typeof v === 'string' && v in FILTERS,
+  test: (_h, v) => typeof v === 'string' && v in TESTS,
+};
+TESTS.equalto = TESTS.eq!;
+TESTS['=='] = TESTS.eq!;
+TESTS['!='] = TESTS.ne!;
+TESTS.greaterthan = TESTS.gt!;
+TESTS['>'] = TESTS.gt!;
+TESTS['>='] = TESTS.ge!;
+TESTS.lessthan = TESTS.lt!;
+TESTS['<'] = TESTS.lt!;
+TESTS['<='] = TESTS.le!;
+
+/** Python `needle in haystack`. */
+export function contains(hay: unknown, needle: unknown): boolean {
+  if (typeof hay === 'string') {
+    if (typeof needle !== 'string') return fail(`'in <string>' requires string as left operand, not ${typeName(needle)}`);
+    return hay.includes(needle);
+  }
+  if (Array.isArray(hay)) {
+    for (const x of hay) if (eq(x, needle)) return true;
+    return false;
+  }
+  if (hay instanceof Range || hay instanceof PyView || hay instanceof PyIter) return iterate(hay).some((x) => eq(x, needle));
+  if (isDict(hay)) {
+    if (hay instanceof Map) {
+      if (hay.has(needle)) return true;
+      if (typeof needle === 'number' || typeof needle === 'boolean') for (const k of hay.keys()) if (eq(k, needle)) return true;
+      return false;
+    }
+    return typeof needle === 'string' && Object.hasOwn(hay, needle);
+  }
+  // Undefined iterates empty, so `x in undefined` is false.
+  if (hay === undefined) return false;
+  if (hay instanceof Namespace) return fail("argument of type 'Namespace' is not iterable");
+  return fail(`argument of type '${typeName(hay)}' is not iterable`);
+}
+
+export { floatRepr };

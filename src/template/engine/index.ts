@@ -1,0 +1,263 @@
+import { PromptencError } from '../../errors.js';
+import type { Stmt } from './ast.js';
+import { compileBody, type CStmt, type CompileState } from './compile.js';
+import { SyntaxErr } from './lexer.js';
+import { type EngineMemo, memoLoops } from './memo.js';
+import { parse } from './parser.js';
+import { DEFAULT_LIMITS, Run, Scope, type TemplateLimits } from './runtime.js';
+import { dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
+
+export type { TemplateLimits } from './runtime.js';
+export { DEFAULT_LIMITS } from './runtime.js';
+export { EngineMemo } from './memo.js';
+
+/**
+ * promptenc's Jinja2 engine for chat templates: Python Jinja2's semantics as transformers
+ * configures it (ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True), the
+ * loopcontrols extension, `{% generation %}`, tojson = json.dumps(ensure_ascii=False),
+ * raise_exception, strftime_now), parsed once and compiled to closures, incremental over the
+ * loop over `messages` (memo.ts), and bounded (TemplateLimits).
+ *
+ * Not yet what renderChat and sessions use (render.ts renders through @huggingface/jinja):
+ * 21 rows of the Jinja2 semantics table (test/fixtures/jinja-semantics.json, run with
+ * PROMPTENC_TEST_ENGINE=1) and the wiring into render.ts and sessions are still open.
+ *
+ * Context values are plain JS data, mapped to Python values as values.ts says: an integer
+ * number is an int, any other number a float (a float with an integral value, Python's `1.0`,
+ * cannot be told from an int in plain JS data: it prints as `1`; tool-call arguments sent as
+ * JSON text keep it, see render.ts); objects are dicts in Object.keys order; undefined is
+ * Jinja2's Undefined.
+ */
+export interface CompiledTemplate {
+  render(context: Record<string, unknown>): string;
+}
+
+export interface CompileOptions {
+  limits?: TemplateLimits;
+}
+
+/** What ChatTemplate (render.ts) passes for one render. */
+export interface RenderOptions {
+  /** Clock for strftime_now. */
+  now?: () => Date;
+  /** An incremental render: the session's memo. */
+  memo?: EngineMemo;
+}
+
+export interface RenderResult {
+  text: string;
+  /** The top-level output as pieces (incremental renders only). */
+  pieces: string[] | undefined;
+}
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** Python's strftime in the C locale, for the directives chat templates use. */
+export function strftime(date: Date, format: string): string {
+  return format.replace(/%[YmdbBaAHMSjyIpe%]/g, (t) => {
+    switch (t) {
+      case '%Y':
+        return String(date.getFullYear());
+      case '%y':
+        return pad2(date.getFullYear() % 100);
+      case '%m':
+        return pad2(date.getMonth() + 1);
+      case '%d':
+        return pad2(date.getDate());
+      case '%e':
+        return String(date.getDate()).padStart(2, ' ');
+      case '%b':
+        return MONTHS[date.getMonth()]!.slice(0, 3);
+      case '%B':
+        return MONTHS[date.getMonth()]!;
+      case '%a':
+        return DAYS[date.getDay()]!.slice(0, 3);
+      case '%A':
+        return DAYS[date.getDay()]!;
+      case '%H':
+        return pad2(date.getHours());
+      case '%I':
+        return pad2(date.getHours() % 12 || 12);
+      case '%p':
+        return date.getHours() < 12 ? 'AM' : 'PM';
+      case '%M':
+        return pad2(date.getMinutes());
+      case '%S':
+        return pad2(date.getSeconds());
+      case '%j': {
+        const start = new Date(date.getFullYear(), 0, 1);
+        return String(Math.floor((date.getTime() - start.getTime()) / 86_400_000) + 1).padStart(3, '0');
+      }
+      default:
+        return '%';
+    }
+  });
+}
+
+const MAX_RANGE = 100_000;
+
+function globals(r: Run, now: () => Date): Map<string, unknown> {
+  const g = new Map<string, unknown>();
+  g.set(
+    'range',
+    new PyCallable(
+      'range',
+      (a) => {
+        const ints = a.map((x) =>
+          typeof x === 'boolean' ? (x ? 1 : 0) : Number.isInteger(x) ? (x as number) : fail(`'${typeof x}' object cannot be interpreted as an integer`),
+        );
+        const [start, stop, step] = ints.length === 1 ? [0, ints[0]!, 1] : [ints[0]!, ints[1]!, ints[2] ?? 1];
+        if (step === 0) fail('range() arg 3 must not be zero');
+        const range = new Range(start, stop, step, (n) => r.tick(n));
+        // jinja2/sandbox.py safe_range: MAX_RANGE = 100000, OverflowError past it.
+        if (range.length > MAX_RANGE) fail(`Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`);
+        return range;
+      },
+      'global:range',
+    ),
+  );
+  g.set(
+    'namespace',
+    new PyCallable(
+      'namespace',
+      (a, k) => {
+        const ns = new Namespace(r.line, r.namespaces++);
+        r.nsList.push(ns);
+        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) ns.attrs.set(String(key), v);
+        if (k) for (const [key, v] of k) ns.attrs.set(key, v);
+        return ns;
+      },
+      'global:namespace',
+    ),
+  );
+  g.set(
+    'raise_exception',
+    new PyCallable(
+      'raise_exception',
+      (a) => {
+        throw new RaisedError(String(a[0] ?? ''));
+      },
+      'global:raise_exception',
+    ),
+  );
+  g.set(
+    'strftime_now',
+    new PyCallable('strftime_now', (a) => {
+      r.rec?.taint();
+      return strftime(now(), String(a[0]));
+    }),
+  );
+  g.set(
+    'dict',
+    new PyCallable(
+      'dict',
+      (a, k) => {
+        const m = new Map<unknown, unknown>();
+        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) m.set(key, v);
+        if (k) for (const [key, v] of k) m.set(key, v);
+        return m;
+      },
+      'global:dict',
+    ),
+  );
+  return g;
+}
+
+function resolveLimits(l: TemplateLimits | undefined): Required<TemplateLimits> {
+  const out = { ...DEFAULT_LIMITS };
+  for (const k of ['maxOutput', 'maxIterations', 'maxDepth'] as const) {
+    const v = l?.[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !(v >= 0)) throw new PromptencError('E_ARGUMENT', `limits.${k}: expected a non-negative number, received ${String(v)}`);
+    out[k] = v;
+  }
+  return out;
+}
+
+function lineOf(source: string, line: number): string {
+  const text = source.replace(/\r\n|\r/g, '\n').split('\n')[line - 1];
+  return text === undefined ? '' : `: ${text.trim().slice(0, 120)}`;
+}
+
+/** A template compiled once, rendered many times (each render has its own state: reentrant). */
+export class Engine implements CompiledTemplate {
+  private readonly body: CStmt;
+  private readonly limits: Required<TemplateLimits>;
+  /** Some loop is a top-level loop over `messages` (an incremental render can reuse it). */
+  readonly incremental: boolean;
+
+  constructor(
+    readonly source: string,
+    options: CompileOptions = {},
+  ) {
+    this.limits = resolveLimits(options.limits);
+    let ast: Stmt[];
+    const cs: CompileState = { nested: 0, soft: false, memo: memoLoops, ids: 0 };
+    try {
+      ast = parse(source, this.limits.maxDepth);
+      this.body = compileBody(ast, cs);
+    } catch (err) {
+      throw this.wrap(err, err instanceof SyntaxErr ? err.line : 0, 'does not parse');
+    }
+    this.incremental = cs.ids > 0;
+  }
+
+  render(context: Record<string, unknown>): string {
+    return this.renderWith(context, {}).text;
+  }
+
+  renderWith(context: Record<string, unknown>, opts: RenderOptions): RenderResult {
+    const r = new Run(this.limits);
+    const root = new Scope(null, 0);
+    for (const [k, v] of globals(r, opts.now ?? (() => new Date()))) root.vars.set(k, v);
+    for (const k of Object.keys(context)) root.vars.set(k, context[k]);
+    const top = new Scope(root, 1);
+    const memo = opts.memo;
+    if (memo !== undefined) {
+      if (memo.owner !== this) {
+        memo.reset();
+        memo.owner = this;
+      }
+      r.memo = memo;
+      r.pieces = [];
+      const m = context.messages;
+      r.messagesList = Array.isArray(m) ? m : null;
+    }
+    try {
+      this.body(r, top);
+    } catch (err) {
+      memo?.reset();
+      throw this.wrap(err, r.line, 'failed');
+    }
+    if (r.pieces === null) return { text: r.out, pieces: undefined };
+    r.pieces.push(r.out);
+    let text = '';
+    for (const p of r.pieces) text += p;
+    return { text, pieces: r.pieces };
+  }
+
+  private wrap(err: unknown, line: number, what: string): PromptencError {
+    if (err instanceof PromptencError) return err;
+    const at = line > 0 ? ` (template line ${line}${lineOf(this.source, line)})` : '';
+    // raise_exception's message is the template's own, kept as it is (callers match on it).
+    if (err instanceof RaisedError) return new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, { cause: err });
+    if (err instanceof LimitError) return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: ${err.message}${at}`, { cause: err });
+    if (err instanceof RangeError && /call stack/i.test(err.message))
+      return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: recursion too deep${at}`, { cause: err });
+    if (err instanceof TemplateError) return new PromptencError('E_TEMPLATE', `chat template ${what}: ${err.message}${at}`, { cause: err });
+    return new PromptencError('E_TEMPLATE', `chat template ${what}: ${(err as Error)?.message ?? String(err)}${at}`, { cause: err });
+  }
+}
+
+/**
+ * Compile a Jinja2 chat template. `render(context)` renders it with `context` as the template's
+ * variables (plain JS data); errors are PromptencError E_TEMPLATE (syntax or runtime, with the
+ * template line) or E_TEMPLATE_LIMIT (see TemplateLimits for the defaults).
+ */
+export function compileTemplate(source: string, options?: CompileOptions): CompiledTemplate {
+  return new Engine(source, options);
+}
+
+export { num };
