@@ -532,12 +532,14 @@ describe('templates whose state crosses iterations: incremental render equals a 
 
   it('a cached message made invalid in place is rejected by sessions as by encodeChat (validation skips only what the cache vouches for)', async () => {
     const tok = await loadTokenizer('deepseek-v3');
-    const edits: Array<[string, (m: Record<string, unknown>) => void]> = [
-      ['role set to a number', (m) => (m.role = 5)],
-      ['tool_call_id defined as not enumerable', (m) => Object.defineProperty(m, 'tool_call_id', { value: 5, enumerable: false })],
-      ['content made an array of bad parts', (m) => (m.content = [{ text: 1 }])],
+    // Messages are copied to plain data before validation (src/messages-guard.ts): a property
+    // that is not enumerable is not part of the message, as for JSON.stringify.
+    const edits: Array<[string, (m: Record<string, unknown>) => void, string]> = [
+      ['role set to a number', (m) => (m.role = 5), 'E_MESSAGES_INVALID'],
+      ['tool_call_id defined as not enumerable', (m) => Object.defineProperty(m, 'tool_call_id', { value: 5, enumerable: false }), 'no error'],
+      ['content made an array of bad parts', (m) => (m.content = [{ text: 1 }]), 'E_MESSAGES_INVALID'],
     ];
-    for (const [name, edit] of edits) {
+    for (const [name, edit, expected] of edits) {
       const tool = { role: 'tool', content: 'out' } as ChatMessage;
       const messages = [
         u('x'),
@@ -556,8 +558,9 @@ describe('templates whose state crosses iterations: incremental render equals a 
         }
         return 'no error';
       })();
-      expect(want, name).toBe('E_MESSAGES_INVALID');
-      expect(() => s.encodeChat(messages), name).toThrow(expect.objectContaining({ code: want }));
+      expect(want, name).toBe(expected);
+      if (expected === 'no error') expect(Array.from(s.encodeChat(messages)), name).toEqual(Array.from(tok.encodeChat(messages)));
+      else expect(() => s.encodeChat(messages), name).toThrow(expect.objectContaining({ code: want }));
     }
   });
 
@@ -608,9 +611,12 @@ describe('templates whose state crosses iterations: incremental render equals a 
     const y = make();
     y.arm();
     const want = outcome(() => tok.encodeChat(y.messages));
-    expect(want).toMatch(/^E_MESSAGES_INVALID/);
+    // The messages are copied once, own enumerable properties only: the getter on the class's
+    // prototype is not part of the message and never runs, so nothing is made invalid.
+    expect(want).toBe(outcome(() => tok.encodeChat([{ role: 'tool', content: 'out' } as ChatMessage, a('reply')])));
     expect(outcome(() => s.encodeChat(x.messages))).toBe(want);
-    // A cached message's field turned into a getter that throws: the render's error, with its code.
+    // A cached message's field turned into a getter that throws: E_MESSAGES_INVALID naming the
+    // field, from the copy of the messages (src/messages-guard.ts), for sessions as for encodeChat.
     // (The field sits in tool-call arguments, which vLLM's normalization passes on as they are:
     // a top-level extra key is dropped before rendering since issue 16.)
     const args: Record<string, unknown> = { extra: 1 };
@@ -625,7 +631,7 @@ describe('templates whose state crosses iterations: incremental render equals a 
       configurable: true,
     });
     const thrown = outcome(() => tok.encodeChat([m]));
-    expect(thrown).toMatch(/^E_TEMPLATE/);
+    expect(thrown).toMatch(/^E_MESSAGES_INVALID: messages\[0\]\.tool_calls\[0\]\.function\.arguments\.extra: reading it threw: boom/);
     expect(outcome(() => t.encodeChat([m]))).toBe(thrown);
   });
 

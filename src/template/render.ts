@@ -29,13 +29,20 @@ export function pythonJsonDumps(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** jinja2/sandbox.py MAX_RANGE: the sandbox transformers renders in refuses longer ranges. */
+const MAX_RANGE = 100_000;
+
 /**
  * Python `range` semantics; @huggingface/jinja does not export its own globals,
- * so the environment is set up here with the same set transformers provides.
+ * so the environment is set up here with the same set transformers provides. As Jinja2's
+ * sandbox (`safe_range`), a range of more than MAX_RANGE items is an error: without it
+ * `range(10**9)` grows one array until V8 aborts the process, which no limit can catch.
  */
 function range(start: number, stop?: number, step = 1): number[] {
   if (stop === undefined) [start, stop] = [0, start];
   if (step === 0) throw new Error('range() arg 3 must not be zero');
+  const length = Math.max(0, Math.ceil((stop - start) / step));
+  if (length > MAX_RANGE) throw new Error(`Range too big. The sandbox blocks ranges larger than MAX_RANGE (${MAX_RANGE}).`);
   const out: number[] = [];
   if (step > 0) for (let i = start; i < stop; i += step) out.push(i);
   else for (let i = start; i > stop; i += step) out.push(i);
