@@ -25,7 +25,7 @@ import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { readTokenizerFiles } from '../src/load.js';
 import { SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
-import { GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS } from './helpers/glm-tokenizer.mjs';
+import { GLM_ADDED_TOKENS, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS } from './helpers/glm-tokenizer.mjs';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
 import { sharedPath } from './helpers/shared-files.js';
 
@@ -34,40 +34,7 @@ const GLM45_TEMPLATE_PATH = sharedPath('templates/glm-4.5.jinja', 'seeds with th
 const GLM4_PAT_STR = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 /** GLM-4.5's added tokens in order from 151329 (facts.md, "Building the GLM-format test tokenizer"). */
-const GLM45_ADDED = [
-  '<|endoftext|>',
-  '[MASK]',
-  '[gMASK]',
-  '[sMASK]',
-  '<sop>',
-  '<eop>',
-  '<|system|>',
-  '<|user|>',
-  '<|assistant|>',
-  '<|observation|>',
-  '<|begin_of_image|>',
-  '<|end_of_image|>',
-  '<|begin_of_video|>',
-  '<|end_of_video|>',
-  '<|begin_of_audio|>',
-  '<|end_of_audio|>',
-  '<|begin_of_transcription|>',
-  '<|end_of_transcription|>',
-  '<|code_prefix|>',
-  '<|code_middle|>',
-  '<|code_suffix|>',
-  '<think>',
-  '</think>',
-  '<tool_call>',
-  '</tool_call>',
-  '<tool_response>',
-  '</tool_response>',
-  '<arg_key>',
-  '</arg_key>',
-  '<arg_value>',
-  '</arg_value>',
-  '/nothink',
-];
+const GLM45_ADDED: readonly string[] = GLM_ADDED_TOKENS;
 
 /**
  * What vLLM hands the template (vllm/entrypoints/chat_utils.py, and promptenc's default

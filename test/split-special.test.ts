@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import tokenizers from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type PromptTokenizer } from '../src/index.js';
+import { BYTE_CHARS } from './helpers/byte-level.js';
 import { MODELS } from './helpers/oracle.js';
 
 const BACKENDS = ['native', 'js'] as const;
@@ -33,20 +34,8 @@ function writeTokenizer(json: unknown): string {
   return path;
 }
 
-/** GPT-2's byte alphabet: the character that stands for each byte. */
-function byteChars(): string[] {
-  const keep: number[] = [];
-  for (let b = 33; b <= 126; b++) keep.push(b);
-  for (let b = 161; b <= 172; b++) keep.push(b);
-  for (let b = 174; b <= 255; b++) keep.push(b);
-  const chars: string[] = new Array(256);
-  let extra = 0;
-  for (let b = 0; b < 256; b++) chars[b] = keep.includes(b) ? String.fromCodePoint(b) : String.fromCodePoint(256 + extra++);
-  return chars;
-}
-
 describe('added_vocabulary.rs test_encode_special_tokens, through a one-id-per-byte vocabulary', () => {
-  const chars = byteChars();
+  const chars = BYTE_CHARS;
   const vocab: Record<string, number> = {};
   chars.forEach((c, b) => {
     vocab[c] = b;

@@ -63,7 +63,7 @@ export const GLM_SPECIAL_IDS = {
 };
 
 /** GLM's added tokens in facts.md's order; the first is 151,329 and there are no gaps. */
-const GLM_ADDED_TOKENS = [
+export const GLM_ADDED_TOKENS = [
   '<|endoftext|>',
   '[MASK]',
   '[gMASK]',
