@@ -27,8 +27,8 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 if (process.argv[2] === '--child') {
   if (process.argv[3] === 'fast') (await import('../dist/index.js')).enableFastTemplates();
   const { loadTokenizer } = await import('../dist/index.js');
-  const { agentHistory } = await import('../test/helpers/conversation.mjs');
-  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
+  const { agentHistory } = await import('./helpers/conversation.mjs');
+  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('./helpers/glm-tokenizer.mjs');
   for (const [name, source] of [
     ['deepseek-v3', 'deepseek-v3'],
     ['glm-format', buildGlmTokenizerDir()],

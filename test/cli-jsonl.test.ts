@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../src/index.js';
-import { bigText, rng } from './helpers/conversation.mjs';
+import { bigText, rng } from '../bench/helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
 import { CLI } from './helpers/server.js';
 
