@@ -11,8 +11,11 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const benchDir = path.join(root, 'bench');
 
-/** The scripts and the helpers they import (bench/lib is TypeScript and imports only 'promptenc'). */
+/** The scripts, the helpers they import and the harness (bench/lib, which stands on 'promptenc' alone). */
 const files = [
+  ...readdirSync(path.join(benchDir, 'lib'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `bench/lib/${f}`),
   ...readdirSync(benchDir)
     .filter((f) => f.endsWith('.mjs'))
     .map((f) => `bench/${f}`),
