@@ -193,7 +193,7 @@ interface PeerCalls {
   version?: string;
   fresh?: Engine['fresh'];
   dispose?: () => void;
-  /** Added to loadMs: work the module does on first call rather than at build (gpt-tokenizer). */
+  /** With builtAtImport: the first call's time, added to loadMs (work left for the first call). */
   firstCallMs?: number;
 }
 
@@ -211,6 +211,8 @@ interface PeerSpec<M, B> {
   build(mod: M, ctx: LoadContext): B | Promise<B>;
   /** The start of the reason when the build fails. */
   buildFailure(ctx: LoadContext): string;
+  /** The module builds its encoder while it is evaluated: loadMs is then the import plus firstCallMs. */
+  builtAtImport?: boolean;
   calls(built: B, mod: M, ctx: LoadContext): PeerCalls;
 }
 
@@ -297,8 +299,8 @@ const GPT_TOKENIZER: PeerSpec<GptTokenizerModule, { allowedSpecial: unknown }> =
   notApplicable: notOpenAi('gpt-tokenizer'),
   import: async (ctx) => (await import(`gpt-tokenizer/encoding/${ctx.openai}`)) as GptTokenizerModule,
   importFailure: (ctx) => `not installed or has no ${ctx.openai}`,
-  // The encoder is built when the module is evaluated, so load time is the import (plus the
-  // first call, below); there is nothing to build.
+  // The encoder is built when the module is evaluated; there is nothing to build.
+  builtAtImport: true,
   build: (mod) => ({ allowedSpecial: mod.ALL_SPECIAL_TOKENS }),
   buildFailure: (ctx) => `could not use ${ctx.openai}`,
   calls: (opts, mod) => {
@@ -412,8 +414,7 @@ async function loadPeer(name: keyof typeof PEERS, ctx: LoadContext): Promise<Eng
     package: PACKAGES[name],
     version: calls.version ?? packageVersion(PACKAGES[name]) ?? 'unknown',
     vocabulary: ctx.vocabulary,
-    // gpt-tokenizer builds its encoder while its module is evaluated: its load is the import.
-    loadMs: name === 'gpt-tokenizer' ? imp.ms + (calls.firstCallMs ?? 0) : built.ms,
+    loadMs: spec.builtAtImport ? imp.ms + (calls.firstCallMs ?? 0) : built.ms,
     importMs: imp.ms,
     rssAfterLoad: process.memoryUsage().rss,
     async: calls.async ?? false,
