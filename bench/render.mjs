@@ -5,8 +5,8 @@
 //    process-wide and must be set before the first render), alternating twice. Control: the
 //    same process's String.prototype.repeat of the prompt's length (the floor of producing that
 //    much text). Rendered text must be identical in both modes.
-// 2. (engines, issue 15) Our own engine (src/template/engine) vs @huggingface/jinja (today's
-//    ChatTemplate, src/template/render.ts) vs Python Jinja2 as transformers configures it
+// 2. (engines, issue 15) Our own engine (src/template/engine) vs @huggingface/jinja (the
+//    library, and tok.renderChat, which renders through it today) vs Python Jinja2 as transformers configures it
 //    (test/helpers/jinja2_oracle.py, timed inside Python, for scale), on the same template and
 //    data in one run with no V8 flag: full renders of the 200k-token DeepSeek-V3 and GLM-format
 //    histories, and a warm 3-message Qwen3 render. Prints ratios and whether the texts agree.
