@@ -14,9 +14,8 @@
 // entries the encode path needs; the first call into the addon then costs ~12 µs by itself).
 // full / turn after render bounds what the chat path can reach.
 import { loadTokenizer } from '../dist/index.js';
-import { commonPrefixLength } from '../dist/offsets.js';
-import { agentHistory, bigText, rng } from '../test/helpers/conversation.mjs';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
+import { agentHistory, bigText, rng } from './helpers/conversation.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
 import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const SIZES = [10_000, 50_000, 200_000];
@@ -29,6 +28,21 @@ const REPS = 15;
 function flat(s) {
   Number(s); // ToNumber flattens the string in place
   return s;
+}
+
+/**
+ * Where b first differs from a (never inside a surrogate pair): the start of the text a new
+ * prompt adds. Untimed, so a plain loop; the library's own compare is internal.
+ */
+function firstDifference(a, b) {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i > 0) {
+    const c = a.charCodeAt(i - 1);
+    if (c >= 0xd800 && c <= 0xdbff) i--;
+  }
+  return i;
 }
 
 function ms(fn) {
@@ -118,7 +132,7 @@ async function measure(name, source) {
         throw new Error(`${name} ${size}: chat delta differs from the full encode`);
       }
       // Floor: only the added text, same preceding work as the session calls.
-      const added = prompt.slice(commonPrefixLength(historyPrompt, prompt));
+      const added = prompt.slice(firstDifference(historyPrompt, prompt));
       tok.encode(historyPrompt, { addSpecialTokens: false });
       alone.push(ms(() => tok.encode(added, { addSpecialTokens: false }))[0]);
       const sr = tok.createSession();
@@ -201,7 +215,7 @@ async function steady(name, source) {
       } else {
         // Reading the render flattens it, and it becomes the session's text; the chat path never
         // reads that text (only the render's pieces), so the even calls are not flattered by it.
-        const added = rendered.text.slice(commonPrefixLength(prevText, rendered.text));
+        const added = rendered.text.slice(firstDifference(prevText, rendered.text));
         alone.push(ms(() => tok.encode(added, { addSpecialTokens: false }))[0]);
         s.encodeRenderedDelta(rendered);
       }

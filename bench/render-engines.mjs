@@ -3,12 +3,13 @@
 // strftime_now built in) vs
 // Python Jinja2 configured as transformers configures it (test/helpers/jinja2_oracle.py; timed
 // inside Python, so no IPC is counted), on the same template and data, in one fresh process with
-// no V8 flag. The renderChat path (ChatTemplate, dist/template/render.js: @huggingface/jinja
-// before issue 15, the engine after) is timed too, for what users get. The engine is bundled from
-// src/ by rolldown (vite's bundler) when its source exists, so the numbers are never a stale
-// dist/; otherwise dist/template/engine is used; with neither, the engine column is '–'.
+// no V8 flag. The renderChat path (tok.renderChat, the public API: @huggingface/jinja before
+// issue 15, the engine after) is timed too, for what users get. The engine is not public yet:
+// it is bundled from src/ by rolldown (vite's bundler), so the numbers are never a stale dist/;
+// without its source (an installed package) the engine column is '–'. The Python oracle is a
+// reference renderer run as a child process (a peer, as in bench/lib/engines.ts), not an import.
 //
-// Data: the benches' agent history (test/helpers/conversation.mjs) cut at 200k tokens, for
+// Data: the benches' agent history (bench/helpers/conversation.mjs) cut at 200k tokens, for
 // DeepSeek-V3 (its template joins arguments with '+': arguments as JSON text, what transformers
 // gets) and the GLM-format tokenizer (its template iterates arguments.items(): arguments as
 // objects, what vLLM passes); and a 3-message Qwen3 chat, warm (the same render repeated).
@@ -35,8 +36,6 @@ async function loadEngine() {
     rmSync(dir, { recursive: true, force: true });
     return { mod, from: 'src/template/engine (bundled by rolldown)' };
   }
-  const dist = path.join(root, 'dist', 'template', 'engine', 'index.js');
-  if (existsSync(dist)) return { mod: await import(dist), from: 'dist/template/engine' };
   return undefined;
 }
 
@@ -116,10 +115,9 @@ function timeShort(fn, n, batches) {
 
 export async function childMain() {
   const { loadTokenizer } = await import('../dist/index.js');
-  const { ChatTemplate } = await import('../dist/template/render.js');
   const { Template } = createRequire(import.meta.url)('@huggingface/jinja');
-  const { agentHistory } = await import('../test/helpers/conversation.mjs');
-  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
+  const { agentHistory } = await import('./helpers/conversation.mjs');
+  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('./helpers/glm-tokenizer.mjs');
   const engine = await loadEngine();
   const oracle = startOracle();
   process.stderr.write(`render engines: engine from ${engine?.from ?? '(none)'}\n`);
@@ -146,8 +144,7 @@ export async function childMain() {
     // The library defines raise_exception and strftime_now itself (passing them again throws).
     const libCtx = context();
     const hfRender = () => lib.render(libCtx);
-    const chatTemplate = new ChatTemplate(source);
-    const chatRender = () => chatTemplate.render({ messages: c.messages, addGenerationPrompt: true, specialTokens: special });
+    const chatRender = () => c.tok.renderChat(c.messages, { addGenerationPrompt: true });
     const compiled = engine?.mod.compileTemplate(source);
     const ctx = context();
     const engRender = compiled ? () => compiled.render(ctx) : undefined;

@@ -5,8 +5,8 @@
 //    process-wide and must be set before the first render), alternating twice. Control: the
 //    same process's String.prototype.repeat of the prompt's length (the floor of producing that
 //    much text). Rendered text must be identical in both modes.
-// 2. (engines, issue 15) Our own engine (src/template/engine) vs @huggingface/jinja (today's
-//    ChatTemplate, src/template/render.ts) vs Python Jinja2 as transformers configures it
+// 2. (engines, issue 15) Our own engine (src/template/engine) vs @huggingface/jinja (the
+//    library, and tok.renderChat, which renders through it today) vs Python Jinja2 as transformers configures it
 //    (test/helpers/jinja2_oracle.py, timed inside Python, for scale), on the same template and
 //    data in one run with no V8 flag: full renders of the 200k-token DeepSeek-V3 and GLM-format
 //    histories, and a warm 3-message Qwen3 render. Prints ratios and whether the texts agree.
@@ -27,8 +27,8 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 if (process.argv[2] === '--child') {
   if (process.argv[3] === 'fast') (await import('../dist/index.js')).enableFastTemplates();
   const { loadTokenizer } = await import('../dist/index.js');
-  const { agentHistory } = await import('../test/helpers/conversation.mjs');
-  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('../test/helpers/glm-tokenizer.mjs');
+  const { agentHistory } = await import('./helpers/conversation.mjs');
+  const { buildGlmTokenizerDir, removeGlmTokenizerDir } = await import('./helpers/glm-tokenizer.mjs');
   for (const [name, source] of [
     ['deepseek-v3', 'deepseek-v3'],
     ['glm-format', buildGlmTokenizerDir()],

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { loadTokenizer } from '../dist/index.js';
-import { agentHistory, bigText, rng } from '../test/helpers/conversation.mjs';
+import { agentHistory, bigText, rng } from './helpers/conversation.mjs';
 import { benchDir, envNumber, f, machine, median, root, table, writeJson } from './_common.mjs';
 
 const MODEL = 'deepseek-v3';

@@ -8,8 +8,8 @@
 import v8 from 'node:v8';
 import { createHash } from 'node:crypto';
 import { loadTokenizer } from '../dist/index.js';
-import { agentHistory, bigText, rng } from '../test/helpers/conversation.mjs';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../test/helpers/glm-tokenizer.mjs';
+import { agentHistory, bigText, rng } from './helpers/conversation.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
 import { f, jsonOutPath, machine, median, table, writeJson } from './_common.mjs';
 
 const SESSIONS = 12;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../src/index.js';
-import { bigText, rng } from './helpers/conversation.mjs';
+import { bigText, rng } from '../bench/helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
 import { CLI } from './helpers/server.js';
 
@@ -55,6 +55,13 @@ describe('encode --jsonl', () => {
     expect(lines[3]).toEqual({ count: (await oracleEncode(modelPath('deepseek-v3'), 'ok', false)).length });
     expect(out.stderr).toMatch(/2 of 4 records failed/);
   });
+  it('a model the worker threads cannot load: exit 1 with its error code, without hanging', async () => {
+    const missing = path.join(tmp, 'no-such-dir', 'tokenizer.json');
+    const out = await run(['encode', '--tokenizer', missing, '--jsonl', '-', '--threads', '2'], '{"text": "hi"}\n');
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/E_TOKENIZER_NOT_FOUND/);
+    expect(out.stderr).not.toMatch(/internal error/);
+  }, 60_000);
 });
 
 describe('chat --jsonl', () => {

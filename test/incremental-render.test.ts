@@ -11,7 +11,7 @@ import { loadTokenizer, type ChatMessage, type ChatOptions } from '../src/index.
 import { compileTemplate, type RenderContext } from '../src/template/render.js';
 import { incrementalRenderingSupported, RenderMemo } from '../src/template/incremental.js';
 import { commonPrefixLength } from '../src/offsets.js';
-import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
+import { agentConversation, bigText, rng, TOOLS } from '../bench/helpers/conversation.mjs';
 
 const require = createRequire(import.meta.url);
 function bundledTemplate(pkg: string): string {

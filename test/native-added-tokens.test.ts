@@ -13,7 +13,7 @@ import tokenizers from 'tokenizers';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import { createJsBackend } from '../src/backend/js.js';
 import type { AddedTokenSpec, TokenizerJson } from '../src/tokenizer-json.js';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 
 const require = createRequire(import.meta.url);
 const status = nativeAddonStatus();

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/tokenizer-json.js';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 import { modelPath, oracleFor, type ModelName } from './helpers/oracle.js';
 
 const status = nativeAddonStatus();

@@ -15,7 +15,7 @@ import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js
 import type { Backend } from '../src/backend/types.js';
 import type { TokenizerJson } from '../src/tokenizer-json.js';
 import { BYTE_CHARS } from './helpers/byte-level.js';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 import { modelPath, oracleFor, type ModelName } from './helpers/oracle.js';
 
 const status = nativeAddonStatus();

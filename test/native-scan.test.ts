@@ -17,7 +17,7 @@ import { byteLevelTokenLengths } from '../src/offsets.js';
 import { createNativeBackend, nativeAddonStatus, prescanTokenizerJson } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/tokenizer-json.js';
 import { MODELS, oracleDecode, oracleEncode } from './helpers/oracle.js';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 import { BYTE_CHARS } from './helpers/byte-level.js';
 
 const status = nativeAddonStatus();

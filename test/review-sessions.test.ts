@@ -85,7 +85,7 @@ describe('the byte budget is near what the kept conversations hold', () => {
     const { runInNewContext } = await import('node:vm');
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    const { agentConversation } = await import('./helpers/conversation.mjs');
+    const { agentConversation } = await import('../bench/helpers/conversation.mjs');
     const convs: ChatMessage[][] = [];
     for (let i = 0; i < 100; i++) {
       const c = agentConversation(i, 10, { bigEvery: 1000, bigMin: 20, bigMax: 40 }) as ChatMessage[];

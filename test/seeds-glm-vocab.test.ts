@@ -25,7 +25,7 @@ import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { readTokenizerFiles } from '../src/load.js';
 import { SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
-import { GLM_ADDED_TOKENS, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS } from './helpers/glm-tokenizer.mjs';
+import { GLM_ADDED_TOKENS, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS } from '../bench/helpers/glm-tokenizer.mjs';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
 import { sharedPath } from './helpers/shared-files.js';
 

@@ -16,7 +16,7 @@ import tokenizers from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer, type ToolDefinition } from '../src/index.js';
 import { RUN_SHELL_TOOL, SEED_000, SEED_002, SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
-import { buildGlmTokenizerDir, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
+import { buildGlmTokenizerDir, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS, removeGlmTokenizerDir } from '../bench/helpers/glm-tokenizer.mjs';
 
 const require = createRequire(import.meta.url);
 const GLM_TEMPLATE = readFileSync(GLM_SEED_TEMPLATE_PATH, 'utf8');

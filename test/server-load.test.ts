@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type PromptTokenizer } from '../src/index.js';
-import { bigText, rng } from './helpers/conversation.mjs';
+import { bigText, rng } from '../bench/helpers/conversation.mjs';
 import { CLI, startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type ChatMessage, type PromptTokenizer } from '../src/index.js';
-import { agentConversation } from './helpers/conversation.mjs';
+import { agentConversation } from '../bench/helpers/conversation.mjs';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let qwen: PromptTokenizer;

@@ -1,6 +1,6 @@
 import { afterAll, it } from 'vitest';
 import { loadTokenizer } from '../src/index.js';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../bench/helpers/glm-tokenizer.mjs';
 import { checkEveryPrefix } from './helpers/every-prefix.js';
 
 afterAll(() => removeGlmTokenizerDir());

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer } from '../src/index.js';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
-import { agentConversation, bigText, rng, TOOLS } from './helpers/conversation.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../bench/helpers/glm-tokenizer.mjs';
+import { agentConversation, bigText, rng, TOOLS } from '../bench/helpers/conversation.mjs';
 
 interface Case {
   name: string;

@@ -15,9 +15,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AddedTokenScanner, matchesAgree } from '../src/split.js';
 import { createNativeBackend, nativeAddonStatus } from '../src/backend/native.js';
 import type { TokenizerJson } from '../src/tokenizer-json.js';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 import { modelPath, oracleEncode } from './helpers/oracle.js';
-import { buildGlmTokenizerDir, removeGlmTokenizerDir } from './helpers/glm-tokenizer.mjs';
+import { buildGlmTokenizerDir, removeGlmTokenizerDir } from '../bench/helpers/glm-tokenizer.mjs';
 
 const FILLER = [
   'hello',

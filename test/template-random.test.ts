@@ -11,7 +11,7 @@
  * divergences are counted and printed, not gated: they are issue 15's evidence.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { rng } from './helpers/conversation.mjs';
+import { rng } from '../bench/helpers/conversation.mjs';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, type OracleResult, warnIfNoPython } from './helpers/py-render.js';
 import { makeNamespaceTemplate, makeTemplate, script } from './helpers/template-fuzz.mjs';
 import { GRAMMAR_CONTEXT, generateTemplates } from './helpers/template-grammar.js';

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, PromptencError, type PromptTokenizer } from '../src/index.js';
 import { parseTiktokenRanks } from '../src/tiktoken-model.js';
+import { startServer } from './helpers/server.js';
 
 const require = createRequire(import.meta.url);
 const DATA = path.dirname(require.resolve('gpt-tokenizer/data/cl100k_base.tiktoken'));
@@ -201,5 +202,67 @@ describe('loading rank files', () => {
       ),
     );
     expect(JSON.parse(out).ids).toEqual([31373, 995]);
+  });
+
+  // The jsonl worker threads and the server load the model again from a plain-data spec: the
+  // encoding must travel with it (a file whose name does not say its encoding fails otherwise).
+  const r50k = (): { file: string; want: (t: string) => number[]; texts: string[] } => {
+    const file = write('r50k-copy.ranks', readFileSync(path.join(DATA, 'r50k_base.tiktoken')));
+    const oracle = get_encoding('r50k_base');
+    const texts = CORPUS.map((x) => x.text);
+    const ids = new Map(texts.map((t) => [t, Array.from(oracle.encode(t, 'all'))]));
+    oracle.free();
+    return { file, want: (t) => ids.get(t)!, texts };
+  };
+
+  it('encode --jsonl hands --encoding to its worker threads', async () => {
+    const { file, want, texts } = r50k();
+    const input = write('records.jsonl', texts.map((text, i) => JSON.stringify({ id: i, text })).join('\n') + '\n');
+    const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [cli, 'encode', '--tokenizer', file, '--encoding', 'r50k_base', '--jsonl', input, '--threads', '2'],
+        { env: { ...process.env, PROMPTENC_QUIET: '1' }, maxBuffer: 64 * 1024 * 1024 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout)),
+      ),
+    );
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; ids: number[] });
+    expect(lines.map((l) => l.id)).toEqual(texts.map((_, i) => i));
+    for (const l of lines) expect(l.ids, CORPUS[l.id]!.name).toEqual(want(texts[l.id]!));
+  }, 120_000);
+
+  it('serve --encoding: the server and its worker threads load the rank file with it', async () => {
+    const { file, want, texts } = r50k();
+    // --inline-max 1kb: the longer prompts go to the worker thread, the short ones stay inline.
+    const server = await startServer(['--tokenizer', file, '--encoding', 'r50k_base', '--threads', '1', '--inline-max', '1kb'], 120_000);
+    try {
+      const long = texts.filter((t) => Buffer.byteLength(t) > 2048);
+      const short = texts.filter((t) => Buffer.byteLength(t) < 512);
+      expect(long.length).toBeGreaterThan(0);
+      expect(short.length).toBeGreaterThan(0);
+      for (const prompt of [...short, ...long]) {
+        const r = await server.post('/tokenize', { prompt });
+        expect(r.status).toBe(200);
+        expect(r.body.tokens).toEqual(want(prompt));
+      }
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+
+  it('serve: an --encoding that follows no rank file of its own is a usage error', async () => {
+    const cli = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+    const exit = await new Promise<number | null>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [cli, 'serve', '--tokenizer', 'a.ranks', '--encoding', 'r50k_base', '--encoding', 'p50k_base', '--port', '0'],
+        () => resolve(child.exitCode),
+      );
+    });
+    expect(exit).toBe(2);
   });
 });

@@ -9,14 +9,14 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTokenizer } from '../src/index.js';
-import { agentConversation } from './helpers/conversation.mjs';
+import { agentConversation } from '../bench/helpers/conversation.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 const CHILD = `
 const { enableFastTemplates, loadTokenizer } = await import(${JSON.stringify(resolve(root, 'dist/index.js'))});
-const { agentConversation } = await import(${JSON.stringify(resolve(root, 'test/helpers/conversation.mjs'))});
+const { agentConversation } = await import(${JSON.stringify(resolve(root, 'bench/helpers/conversation.mjs'))});
 enableFastTemplates();
 enableFastTemplates(); // idempotent
 const { createHash } = await import('node:crypto');

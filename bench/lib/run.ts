@@ -131,6 +131,11 @@ export interface BenchResult {
   durationMs: number;
   /** Of durationMs: loading the engines (not part of the measuring budget). */
   loadMs?: number;
+  /**
+   * The process's CPU time while loading: far below loadMs when other processes compete for
+   * the cores (the engines' builds are single-threaded CPU work).
+   */
+  loadCpuMs?: number;
 }
 
 const now = () => process.hrtime.bigint();
@@ -327,6 +332,7 @@ function perCallUs(fns: Array<() => unknown>, seconds: number): Spread[] {
 
 export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const started = now();
+  const cpuStart = process.cpuUsage();
   const loadavgStart = os.loadavg().map((x) => Math.round(x * 100) / 100);
   let seconds = opts.seconds ?? 3;
   let turnMs = Math.max(20, Math.min(250, (seconds * 1000) / 8));
@@ -343,6 +349,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const engines = slots.filter((s): s is Engine => s.status === 'ok');
   progress({ phase: 'load', fraction: 1 });
   const loadedAt = now();
+  const loadCpu = process.cpuUsage(cpuStart);
   const total = opts.totalSeconds;
   const nEngines = Math.max(1, engines.length);
   if (total !== undefined) {
@@ -559,6 +566,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   result.machine.loadavgEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
   result.durationMs = msSince(started);
   result.loadMs = Number(loadedAt - started) / 1e6;
+  result.loadCpuMs = (loadCpu.user + loadCpu.system) / 1000;
   return result;
 }
 
@@ -608,7 +616,7 @@ export function formatTable(r: BenchResult): string {
     '',
     "CPU share = process CPU time ÷ wall time during the engine's turns (below ~0.95 something else ran on the core);",
     'MB/CPU-s = MB encoded per CPU-second, which a shared machine disturbs far less than MB/s.',
-    `peak RSS ${fmt(r.peakRssMB, 0)} MB · ${fmt(r.durationMs / 1000, 1)} s${r.loadMs !== undefined ? ` (loading engines ${fmt(r.loadMs / 1000, 1)} s)` : ''}${r.settings.totalSeconds !== undefined ? ` · measuring budget ${r.settings.totalSeconds} s` : ''}`,
+    `peak RSS ${fmt(r.peakRssMB, 0)} MB · ${fmt(r.durationMs / 1000, 1)} s${r.loadMs !== undefined ? ` (loading engines ${fmt(r.loadMs / 1000, 1)} s${r.loadCpuMs !== undefined ? `, ${fmt(r.loadCpuMs / 1000, 1)} CPU-s` : ''})` : ''}${r.settings.totalSeconds !== undefined ? ` · measuring budget ${r.settings.totalSeconds} s` : ''}`,
   );
   return lines.join('\n');
 }

@@ -119,6 +119,7 @@ export function chatCommand(): Command {
           mode: 'chat',
           source: sourceFromFlags(flags),
           backend: flags.backend ?? 'auto',
+          encoding: flags.encoding,
           count,
           addSpecialTokens: false,
           chat,

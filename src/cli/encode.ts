@@ -22,6 +22,7 @@ export async function runEncode(flags: EncodeFlags): Promise<void> {
       mode: 'text',
       source: sourceFromFlags(flags),
       backend: flags.backend ?? 'auto',
+      encoding: flags.encoding,
       count: flags.format === 'count',
       addSpecialTokens: flags.specialTokens,
       splitSpecialTokens: flags.splitSpecialTokens === true,

@@ -17,6 +17,8 @@ export interface JsonlRun {
   mode: 'text' | 'chat';
   source: string;
   backend: BackendChoice;
+  /** --encoding: the tiktoken encoding of a .tiktoken rank file, for the worker threads' load. */
+  encoding?: string;
   count: boolean;
   addSpecialTokens: boolean;
   splitSpecialTokens?: boolean;
@@ -47,7 +49,7 @@ export async function runJsonl(run: JsonlRun): Promise<void> {
       throw new PromptencError('E_IO', `--jsonl: cannot read ${run.input}: ${(err as Error).message}`);
     }
   }
-  const spec = { id: modelIdOf(run.source), source: run.source, backend: run.backend };
+  const spec = { id: modelIdOf(run.source), source: run.source, backend: run.backend, ...(run.encoding !== undefined && { encoding: run.encoding }) };
   const pool = await WorkerPool.start(
     threads,
     { specs: [spec], sessions: { maxSessions: 0, maxBytes: 0, idleMs: 1000 } },

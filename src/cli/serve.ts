@@ -121,15 +121,31 @@ function runPrimary(workers: number, describe: string): Promise<void> {
 
 export function serveCommand(): Command {
   // --model and --tokenizer may repeat and interleave; their order picks the default (the first).
-  const sources: string[] = [];
+  // --encoding belongs to the source before it (or, written first, to the next one).
+  const sources: Array<{ source: string; encoding?: string }> = [];
+  let pendingEncoding: string | undefined;
+  const misplaced: string[] = [];
   const collect = (v: string) => {
-    sources.push(v);
-    return sources;
+    sources.push({ source: v, ...(pendingEncoding !== undefined && { encoding: pendingEncoding }) });
+    pendingEncoding = undefined;
+    return v;
+  };
+  const collectEncoding = (v: string) => {
+    const last = sources.at(-1);
+    if (last !== undefined && last.encoding === undefined) last.encoding = v;
+    else if (last === undefined && pendingEncoding === undefined) pendingEncoding = v;
+    else misplaced.push(v);
+    return v;
   };
   return new Command('serve')
     .description('serve tokenization, chat rendering and counts over HTTP (vLLM, llama.cpp and OpenAI shapes)')
     .option('--model <name>', `a bundled model (${Object.keys(BUNDLED_MODELS).join(', ')}) or a model directory; repeatable`, collect)
     .option('--tokenizer <path>', 'a tokenizer.json file or a Hugging Face model directory; repeatable', collect)
+    .option(
+      '--encoding <name>',
+      'the tiktoken encoding of the .tiktoken rank file given by the --tokenizer before it (o200k_base, cl100k_base, p50k_base, p50k_edit, r50k_base)',
+      collectEncoding,
+    )
     .option('--template <file>', "a Jinja chat template that replaces the models' own")
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0: any free port)', '8000')
@@ -146,8 +162,16 @@ export function serveCommand(): Command {
     .addOption(new Option('--backend <kind>', 'encoder backend').choices(['auto', 'native', 'js']).default('auto'))
     .action(async (flags: ServeFlags) => {
       if (sources.length === 0) throw new UsageError('one of --model NAME or --tokenizer PATH is required');
+      // (An --encoding before every source was taken by the first one.)
+      if (misplaced.length > 0) throw new UsageError(`--encoding ${misplaced.join(', ')}: each --encoding follows the --tokenizer FILE.tiktoken it names`);
       const chatTemplate = flags.template !== undefined ? await readTextFile(flags.template, '--template') : undefined;
-      const specs: ModelSpec[] = sources.map((source) => ({ id: modelIdOf(source), source, backend: flags.backend, chatTemplate }));
+      const specs: ModelSpec[] = sources.map(({ source, encoding }) => ({
+        id: modelIdOf(source),
+        source,
+        backend: flags.backend,
+        ...(encoding !== undefined && { encoding }),
+        chatTemplate,
+      }));
       const opts = await serverOptions(flags);
       const workers = parseCount(flags.workers, '--workers', 1, 256);
       const describe = `models: ${specs.map((s) => s.id).join(', ')}; threads: ${opts.threads}`;

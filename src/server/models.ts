@@ -13,6 +13,8 @@ export interface ModelSpec {
   /** A bundled name, a model directory or a tokenizer.json path. */
   source: string;
   backend: BackendChoice;
+  /** `--encoding NAME`: the tiktoken encoding of a `.tiktoken` rank file (LoadOptions.encoding). */
+  encoding?: string;
   /** `--template FILE`: replaces the model's chat template (a request's chat_template still wins). */
   chatTemplate?: string;
 }
@@ -59,7 +61,7 @@ async function maxModelLenOf(tokenizerPath: string): Promise<number | null> {
 }
 
 export async function loadServedModel(spec: ModelSpec): Promise<ServedModel> {
-  const tok = await loadTokenizer(spec.source, { backend: spec.backend });
+  const tok = await loadTokenizer(spec.source, { backend: spec.backend, ...(spec.encoding !== undefined && { encoding: spec.encoding }) });
   const maxModelLen = await maxModelLenOf(tok.tokenizerPath);
   let strings: Promise<TokenStrings> | undefined;
   return { spec, tok, maxModelLen, tokenStrings: () => (strings ??= tokenStrings(tok.tokenizerPath)) };

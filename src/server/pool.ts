@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { PromptencError } from '../errors.js';
+import { type ErrorCode, PromptencError } from '../errors.js';
 import type { ModelSpec } from './models.js';
 import type { SessionLimits } from './sessions.js';
 import type { JobResult } from './execute.js';
@@ -70,7 +70,13 @@ export class WorkerPool {
 
   static async start(threads: number, init: WorkerInit, limits: PoolLimits): Promise<WorkerPool> {
     const pool = new WorkerPool(init, limits);
-    await Promise.all(Array.from({ length: threads }, (_, i) => pool.spawn(i, [])));
+    try {
+      await Promise.all(Array.from({ length: threads }, (_, i) => pool.spawn(i, [])));
+    } catch (err) {
+      // The threads that did load would keep the process alive after the caller reports the error.
+      await pool.close();
+      throw err;
+    }
     return pool;
   }
 
@@ -83,13 +89,13 @@ export class WorkerPool {
     const slot: Slot = { worker, ready: false, queue };
     this.slots[index] = slot;
     return new Promise((resolve, reject) => {
-      worker.on('message', (m: { ready?: true; id?: number; result?: unknown; fatal?: string }) => {
+      worker.on('message', (m: { ready?: true; id?: number; result?: unknown; fatal?: string; code?: ErrorCode }) => {
         if (m.ready) {
           slot.ready = true;
           resolve();
           this.dispatch(slot);
         } else if (m.fatal !== undefined) {
-          reject(new Error(`worker thread: ${m.fatal}`));
+          reject(m.code !== undefined ? new PromptencError(m.code, m.fatal) : new Error(`worker thread: ${m.fatal}`));
         } else if (slot.running?.id === m.id) {
           const p = slot.running!;
           this.finish(slot);

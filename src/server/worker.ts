@@ -35,4 +35,5 @@ async function main(): Promise<void> {
   port.postMessage({ ready: true });
 }
 
-main().catch((err: unknown) => port.postMessage({ fatal: (err as Error)?.message ?? String(err) }));
+// The code travels with the message: a model that does not load is the caller's E_TOKENIZER_* error, not an internal one.
+main().catch((err: unknown) => port.postMessage({ fatal: (err as Error)?.message ?? String(err), ...(err instanceof PromptencError && { code: err.code }) }));

@@ -2,7 +2,7 @@
 // run them on both cores): session.encodeChat must equal encodeChat for every prefix.
 import { expect } from 'vitest';
 import type { PromptTokenizer } from '../../src/index.js';
-import { agentConversation, TOOLS } from './conversation.mjs';
+import { agentConversation, TOOLS } from '../../bench/helpers/conversation.mjs';
 
 export function checkEveryPrefix(tok: PromptTokenizer): void {
   const fast = tok.backend === 'native';

