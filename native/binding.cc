@@ -339,7 +339,22 @@ promptenc::EncoderSpec specArg(Napi::Env env, Napi::Value v) {
 /// A core made by createEncoder on its way to the Encoder constructor.
 struct BuiltCore {
   std::shared_ptr<const Encoder> core;
+  int64_t bytes = 0;  // coreBytesEstimate of its spec
 };
+
+/// About what an Encoder built from `s` holds, reported to V8 (AdjustExternalMemory) for the
+/// Encoder object's life: a dropped encoder is freed only when V8 collects its wrapper, and
+/// V8 sees only the wrapper's few bytes otherwise. 1,000 small tokenizers loaded and dropped
+/// then held ~440 MB until a GC came (scripts/test-leak.mjs --gc-every 0). From bpe.h and
+/// encoder.h: the vocab bytes and offsets twice (model and decode table), the id hash table
+/// (2-4 slots of 4 bytes per id), the merge table (2-4 slots of 16 bytes per merge), the
+/// rank triples and the Bloom filter, the 256 x 256 byte-pair tables, and the sync state's
+/// word caches at their first size. Not exact: an estimate that scales as the real size does.
+int64_t coreBytesEstimate(const promptenc::EncoderSpec& s) {
+  const int64_t vocab = int64_t(s.vocabOffsets.size()), merges = int64_t(s.mergeTriples.size() / 3);
+  return 2 * int64_t(s.vocabBytes.size()) + 22 * vocab + 61 * merges + (int64_t(1) << 19) +
+         int64_t(promptenc::WordCache::kMinSlots) * 64 + int64_t(promptenc::ShortWordCache::kMinSets) * 32;
+}
 
 /// Marks the externals made by createEncoder, so the constructor never unwraps a foreign one.
 constexpr napi_type_tag kCoreTag = {0x51d3a7c90e2b4f86ull, 0x8c4e1f0a6b2d9375ull};
@@ -366,6 +381,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     BuiltCore* built = info[0].As<Napi::External<BuiltCore>>().Data();
     if (!built->core) throwTypeError(env, "this core was already given to an Encoder");
     core_ = std::move(built->core);
+    reported_ = built->bytes;
+    Napi::MemoryManagement::AdjustExternalMemory(env, reported_);
     syncState_ = std::make_unique<promptenc::EncodeState>();
     asyncStates_ = std::make_shared<promptenc::StatePool>();
     Napi::Uint32Array ids = Napi::Uint32Array::New(env, kSharedIds);
@@ -516,7 +533,13 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     });
   }
 
+  void Finalize(Napi::Env env) override {
+    if (reported_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported_);
+    reported_ = 0;
+  }
+
   std::shared_ptr<const Encoder> core_;
+  int64_t reported_ = 0;  // bytes reported to V8 (coreBytesEstimate)
   // Used only by the synchronous methods, i.e. only on the JS thread that owns
   // this object; async work gets its own state per call.
   std::unique_ptr<promptenc::EncodeState> syncState_;
@@ -577,7 +600,9 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto built = std::make_unique<BuiltCore>();
   try {
-    built->core = std::make_shared<const Encoder>(specArg(env, info[0]));
+    promptenc::EncoderSpec spec = specArg(env, info[0]);
+    built->bytes = coreBytesEstimate(spec);
+    built->core = std::make_shared<const Encoder>(std::move(spec));
   } catch (const Napi::Error&) {
     throw;
   } catch (const promptenc::DuplicateVocabEntry& e) {
