@@ -14,6 +14,8 @@ export interface SessionHost {
   /**
    * Throws (E_INPUT_TOO_LARGE) when the session's whole text is over the tokenizer's
    * maxInputBytes: the limit is on what the ids encode, not on the part one call encodes.
+   * O(1) from the length unless the text has more than maxInputBytes / 3 UTF-16 units; then
+   * one Buffer.byteLength pass (checkInputSize).
    */
   checkSize(text: string): void;
   scanner: AddedTokenScanner;
