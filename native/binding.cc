@@ -134,37 +134,74 @@ bool boolField(const Napi::Object& o, const char* name) {
   return v.IsBoolean() && v.As<Napi::Boolean>().Value();
 }
 
+/// A byte buffer that, unlike std::string::resize, does not zero what it allocates: the
+/// UTF-8 of a JS string needs up to 3 bytes per UTF-16 unit reserved, and zero-filling that
+/// made RSS grow by 3 bytes per input byte for one-byte text that only writes 1.
+class Utf8Buffer {
+ public:
+  char* reserve(size_t n) {
+    if (n > cap_) {
+      data_.reset(new char[n]);  // default-initialized: pages are touched only when written
+      cap_ = n;
+    }
+    return data_.get();
+  }
+  const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(data_.get()); }
+  size_t capacity() const { return cap_; }
+  void release() {
+    data_.reset();
+    cap_ = 0;
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t cap_ = 0;
+};
+
 /// Text argument: a JS string (converted to UTF-8 by N-API, lone surrogates become
 /// U+FFFD exactly as for the oracle) or UTF-8 bytes in a Uint8Array.
 /// A JS string into `buf` in one conversion pass: Utf8Value() first measures the UTF-8
 /// length (a full walk of the string) and then converts. The UTF-16 length is O(1) and
 /// each UTF-16 unit needs at most 3 UTF-8 bytes, so 3 × length + 1 always suffices.
-/// Returns the UTF-8 length; the bytes are buf[0, length).
-size_t stringToUtf8(napi_env env, napi_value v, std::string& buf) {
+/// Returns the UTF-8 length; the bytes are buf.bytes()[0, length).
+size_t stringToUtf8(napi_env env, napi_value v, Utf8Buffer& buf) {
   size_t units = 0;
   napi_status st = napi_get_value_string_utf16(env, v, nullptr, 0, &units);
   if (st != napi_ok) throw Napi::Error::New(env, "napi_get_value_string_utf16 failed");
   const size_t cap = units * 3 + 1;
-  if (buf.size() < cap) buf.resize(cap);
+  char* out = buf.reserve(cap);
   size_t written = 0;
-  st = napi_get_value_string_utf8(env, v, &buf[0], cap, &written);
+  st = napi_get_value_string_utf8(env, v, out, cap, &written);
   if (st != napi_ok) throw Napi::Error::New(env, "napi_get_value_string_utf8 failed");
   return written;
 }
 
+/// The same into a new std::string (async work owns its copy). Large strings go through a
+/// Utf8Buffer and one copy of the written bytes, not a zero-filled 3 x length string.
 std::string stringToUtf8(napi_env env, napi_value v) {
-  std::string out;
-  out.resize(stringToUtf8(env, v, out));
+  size_t units = 0;
+  if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) != napi_ok)
+    throw Napi::Error::New(env, "napi_get_value_string_utf16 failed");
+  if (units >= (size_t(1) << 20)) {
+    Utf8Buffer tmp;
+    const size_t n = stringToUtf8(env, v, tmp);
+    return std::string(reinterpret_cast<const char*>(tmp.bytes()), n);
+  }
+  std::string out(units * 3 + 1, '\0');
+  size_t written = 0;
+  if (napi_get_value_string_utf8(env, v, &out[0], out.size(), &written) != napi_ok)
+    throw Napi::Error::New(env, "napi_get_value_string_utf8 failed");
+  out.resize(written);
   return out;
 }
 
 /// The text argument as bytes, converted into `buf` (reused between calls) when it
 /// is a string; a Uint8Array is borrowed (valid for the call).
-std::pair<const uint8_t*, size_t> textBytes(const Napi::CallbackInfo& info, size_t index, std::string& buf) {
+std::pair<const uint8_t*, size_t> textBytes(const Napi::CallbackInfo& info, size_t index, Utf8Buffer& buf) {
   Napi::Value v = info[index];
   if (v.IsString()) {
     const size_t n = stringToUtf8(info.Env(), v, buf);
-    return {reinterpret_cast<const uint8_t*>(buf.data()), n};
+    return {buf.bytes(), n};
   }
   if (v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
     Napi::Uint8Array a = v.As<Napi::Uint8Array>();
@@ -302,7 +339,22 @@ promptenc::EncoderSpec specArg(Napi::Env env, Napi::Value v) {
 /// A core made by createEncoder on its way to the Encoder constructor.
 struct BuiltCore {
   std::shared_ptr<const Encoder> core;
+  int64_t bytes = 0;  // coreBytesEstimate of its spec
 };
+
+/// About what an Encoder built from `s` holds, reported to V8 (AdjustExternalMemory) for the
+/// Encoder object's life: a dropped encoder is freed only when V8 collects its wrapper, and
+/// V8 sees only the wrapper's few bytes otherwise. 1,000 small tokenizers loaded and dropped
+/// then held ~440 MB until a GC came (scripts/test-leak.mjs --gc-every 0). From bpe.h and
+/// encoder.h: the vocab bytes and offsets twice (model and decode table), the id hash table
+/// (2-4 slots of 4 bytes per id), the merge table (2-4 slots of 16 bytes per merge), the
+/// rank triples and the Bloom filter, the 256 x 256 byte-pair tables, and the sync state's
+/// word caches at their first size. Not exact: an estimate that scales as the real size does.
+int64_t coreBytesEstimate(const promptenc::EncoderSpec& s) {
+  const int64_t vocab = int64_t(s.vocabOffsets.size()), merges = int64_t(s.mergeTriples.size() / 3);
+  return 2 * int64_t(s.vocabBytes.size()) + 22 * vocab + 61 * merges + (int64_t(1) << 19) +
+         int64_t(promptenc::WordCache::kMinSlots) * 64 + int64_t(promptenc::ShortWordCache::kMinSets) * 32;
+}
 
 /// Marks the externals made by createEncoder, so the constructor never unwraps a foreign one.
 constexpr napi_type_tag kCoreTag = {0x51d3a7c90e2b4f86ull, 0x8c4e1f0a6b2d9375ull};
@@ -329,6 +381,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     BuiltCore* built = info[0].As<Napi::External<BuiltCore>>().Data();
     if (!built->core) throwTypeError(env, "this core was already given to an Encoder");
     core_ = std::move(built->core);
+    reported_ = built->bytes;
+    Napi::MemoryManagement::AdjustExternalMemory(env, reported_);
     syncState_ = std::make_unique<promptenc::EncodeState>();
     asyncStates_ = std::make_shared<promptenc::StatePool>();
     Napi::Uint32Array ids = Napi::Uint32Array::New(env, kSharedIds);
@@ -479,13 +533,19 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     });
   }
 
+  void Finalize(Napi::Env env) override {
+    if (reported_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported_);
+    reported_ = 0;
+  }
+
   std::shared_ptr<const Encoder> core_;
+  int64_t reported_ = 0;  // bytes reported to V8 (coreBytesEstimate)
   // Used only by the synchronous methods, i.e. only on the JS thread that owns
   // this object; async work gets its own state per call.
   std::unique_ptr<promptenc::EncodeState> syncState_;
   // Reused by the synchronous methods (same thread as syncState_): the UTF-8 text and
   // the ids. Released after a call that grew them past 16 MB.
-  std::string textBuf_;
+  Utf8Buffer textBuf_;
   std::vector<uint32_t> idsBuf_;
   // encode's output (see SharedIds); same thread as syncState_.
   static constexpr size_t kSharedIds = 4096;
@@ -504,7 +564,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     marksRef_ = Napi::Persistent(a);
   }
   void trimBuffers() {
-    if (textBuf_.capacity() > (size_t(16) << 20)) std::string().swap(textBuf_);
+    if (textBuf_.capacity() > (size_t(16) << 20)) textBuf_.release();
     if (idsBuf_.capacity() > (size_t(4) << 20)) std::vector<uint32_t>().swap(idsBuf_);
   }
   // States for encodeAsync / encodeBatch workers, reused across calls (shared_ptr:
@@ -540,7 +600,9 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto built = std::make_unique<BuiltCore>();
   try {
-    built->core = std::make_shared<const Encoder>(specArg(env, info[0]));
+    promptenc::EncoderSpec spec = specArg(env, info[0]);
+    built->bytes = coreBytesEstimate(spec);
+    built->core = std::make_shared<const Encoder>(std::move(spec));
   } catch (const Napi::Error&) {
     throw;
   } catch (const promptenc::DuplicateVocabEntry& e) {

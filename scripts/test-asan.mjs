@@ -11,7 +11,8 @@
 // test/leak.test.ts measures our memory instead). Any sanitizer report fails the run.
 // Usage: npm run test:asan [-- --cases N]   (N cases per model, default 2000)
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,10 +39,34 @@ const run = (cmd, args, extraEnv = {}) => {
     process.exit(r.status ?? 1);
   }
 };
-if (spawnSync('cmake', ['--version'], { stdio: 'ignore' }).status !== 0) {
-  console.warn('promptenc: test:asan SKIPPED: cmake not found');
+// A machine that cannot build or run sanitized code skips, saying why (CI prints it), rather
+// than failing: cmake missing, or no ASan/UBSan runtime for the compiler (a probe program
+// built and run with the same flags).
+const skip = (why) => {
+  console.warn(`promptenc: test:asan SKIPPED: ${why}`);
   process.exit(0);
+};
+if (spawnSync('cmake', ['--version'], { stdio: 'ignore' }).status !== 0) skip('cmake not found');
+{
+  /** The first line a failed probe step printed, or how it ended. */
+  const why = (r) => r.stderr?.trim().split('\n')[0] || r.error?.message || `exit status ${r.status}`;
+  const dir = mkdtempSync(join(tmpdir(), 'promptenc-asan-probe-'));
+  const cxx = process.env.CXX || 'c++';
+  let problem;
+  try {
+    writeFileSync(join(dir, 'probe.cc'), '#include <vector>\nint main() { std::vector<int> v(4); return v[3]; }\n');
+    const built = spawnSync(cxx, [...SAN.split(' '), join(dir, 'probe.cc'), '-o', join(dir, 'probe')], { encoding: 'utf8' });
+    if (built.error || built.status !== 0) problem = `${cxx} cannot build with -fsanitize=address,undefined: ${why(built)}`;
+    else {
+      const ran = spawnSync(join(dir, 'probe'), [], { encoding: 'utf8', env });
+      if (ran.error || ran.status !== 0) problem = `a sanitized program does not run here: ${why(ran)}`;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (problem) skip(problem);
 }
+const t0 = Date.now();
 const cases = process.argv.includes('--cases') ? process.argv[process.argv.indexOf('--cases') + 1] : '2000';
 
 // 1. Core tests.
@@ -72,4 +97,4 @@ run(process.execPath, [join(root, 'fuzz', 'asan-driver.mjs'), cases], {
   LD_PRELOAD: [libasan, libubsan].filter((p) => p.startsWith('/')).join(' '),
   PROMPTENC_QUIET: '1',
 });
-console.log('test:asan: no sanitizer reports');
+console.log(`test:asan: no sanitizer reports (${((Date.now() - t0) / 60000).toFixed(1)} min)`);

@@ -11,6 +11,13 @@ export interface SessionHost {
    * triples of UTF-16 start, end and id count after); without marks the session scans the text.
    */
   encodeBody(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
+  /**
+   * Throws (E_INPUT_TOO_LARGE) when the session's whole text is over the tokenizer's
+   * maxInputBytes: the limit is on what the ids encode, not on the part one call encodes.
+   * O(1) from the length unless the text has more than maxInputBytes / 3 UTF-16 units; then
+   * one Buffer.byteLength pass (checkInputSize).
+   */
+  checkSize(text: string): void;
   scanner: AddedTokenScanner;
   /** Byte length per token id (byte-level BPE only); enables cut points inside long text. */
   tokenLengths: Uint16Array | undefined;
@@ -168,6 +175,8 @@ export class EncodeSession {
    * Cost: O(common prefix) memcmp on the text + O(changed suffix) encode; no O(n) id work.
    */
   update(text: string, hint?: PrefixHint): { reused: number; oldLength: number; oldTail: Uint32Array } {
+    // First, before any state moves: a refused text leaves the session as it was.
+    this.host.checkSize(text);
     this.counters.calls++;
     const oldLength = this.len;
     if (this.counters.calls > 1 && hint === undefined && text === this.text) {

@@ -187,10 +187,11 @@ export class PromptTokenizer {
     const marksAvailable = (): boolean => !this.cache && this.impl.encodeMarked !== undefined;
     const host: SessionHost = {
       // The backend's marks spare the session its own scan; the segment cache (chunked encodes) gives none.
+      // The session checks its whole text (checkSize) before it encodes a part of it.
       encodeBody: (text) => {
-        this.checkSize(text);
         return marksAvailable() && text.length > 0 ? this.impl.encodeMarked!(text) : { ids: this.encodeBody(text), marks: undefined };
       },
+      checkSize: (text) => this.checkSize(text),
       scanner: this.scanner,
       tokenLengths: this.tokenLengths,
       newlineBreaks: family !== undefined && family !== 'gpt2',

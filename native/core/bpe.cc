@@ -7,7 +7,8 @@
 //   RankQueue instead, which pops the identical (rank, pos) sequence in O(1) per step.
 // - Pieces of >= 1024 bytes are first cut at provably uncrossable boundaries (safeCut)
 //   into ~512-byte chunks: unbroken CJK then stays in L1 (1 MB: 220 -> 45 ms CPU).
-//   Runs of one character have no such boundary and go through RankQueue whole.
+//   Runs of one character have no such boundary and go through RankQueue whole, in
+//   mergeLong's compact form (4 bytes per byte, not 12) when the vocabulary's cuts are exact.
 // - Per merge, the memory touched is kept small: initial pairs from a 256 x 256 rank
 //   table, the stale test compares against the rank's own pair before probing, neighbour
 //   pairs go through a Bloom filter first, the rank's triple is prefetched at push time.
@@ -20,7 +21,9 @@
 #include "bpe.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace promptenc {
@@ -310,6 +313,35 @@ void RankQueue::reset(uint32_t rankCount) {
   overflow_.clear();
 }
 
+RankQueue::~RankQueue() {
+  for (List& l : lists_) {
+    for (Segment* s = l.head; s;) {
+      Segment* next = s->next;
+      std::free(s);
+      s = next;
+    }
+  }
+}
+
+void RankQueue::addSegment(List& l) {
+  const uint32_t cap = l.nextCap;
+  l.nextCap = std::min(cap * 2, kMaxSegment);
+  void* mem = std::malloc(offsetof(Segment, pos) + size_t(cap) * sizeof(uint32_t));
+  if (!mem) throw std::bad_alloc();
+  Segment* s = static_cast<Segment*>(mem);
+  s->next = nullptr;
+  s->cap = cap;
+  if (l.tail) {
+    l.tail->next = s;  // full: every segment but the tail is
+  } else {
+    l.head = s;
+    l.rd = s->pos;
+  }
+  l.tail = s;
+  l.wr = s->pos;
+  l.wrEnd = s->pos + cap;
+}
+
 uint32_t RankQueue::openList(uint32_t rank) {
   uint32_t li;
   if (!freeLists_.empty()) {
@@ -319,16 +351,27 @@ uint32_t RankQueue::openList(uint32_t rank) {
     li = uint32_t(lists_.size());
     lists_.emplace_back();
   }
+  List& l = lists_[li];
+  if (!l.head) addSegment(l);
   listOf_[rank] = li;
   setBit(rank);
   if (rank < minRank_) minRank_ = rank;
   return li;
 }
 
+// A list is closed when everything in it has been read, so head == tail: that segment is
+// kept for the list's next use when it is small (opening a list is then no allocation).
 void RankQueue::closeList(uint32_t rank) {
   const uint32_t li = listOf_[rank];
-  lists_[li].pos.clear();
-  lists_[li].head = 0;
+  List& l = lists_[li];
+  Segment* s = l.head;
+  if (s->cap > 1024) {
+    std::free(s);
+    l = List{};
+  } else {
+    l.rd = l.wr = s->pos;
+    l.nextCap = std::min(s->cap * 2, kMaxSegment);
+  }
   freeLists_.push_back(li);
   listOf_[rank] = kNil;
   clearBit(rank);
@@ -523,6 +566,11 @@ void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out,
 }
 
 void BpeModel::mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  // Long chunks (mergeWord ran initCuts for them) of an exact vocabulary: the compact form.
+  if (n >= queueMinSymbols_ && cutsExact_ && n < kSpanBit && vocabSize() < kSpanBit) {
+    mergeLong(p, n, out, scratch);
+    return;
+  }
   // merge_word: one symbol per byte-level char (= per byte); bytes missing from the
   // vocab are dropped (unk_token is null for every supported model).
   auto& sym = scratch.symbols;
@@ -624,6 +672,81 @@ void BpeModel::mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& 
       }
     }
   }
+}
+
+// mergeAll over a compact symbol list, for long chunks when cuts are exact (initCuts): then
+// every byte is a symbol and a symbol's bytes are its token's bytes, so a symbol starting at
+// byte i ends at i + the token's length and its neighbours need not be stored. One word per
+// byte instead of mergeAll's 12-byte (id, prev, next): spans[i] is the id of the symbol
+// starting at i; any other byte holds kSpanBit | start of the symbol it is in, written at
+// least in its last byte (the only other one read: it gives the left neighbour's start).
+// Pops and pushes are mergeAll's, in the same order, so the ids are the same; the memory
+// per input byte is 4 here plus the queue's 4 per pending entry (bench/input-memory.mjs).
+void BpeModel::mergeLong(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  auto& spans = scratch.spans;
+  spans.resize(n);
+  uint32_t* sp = spans.data();
+  for (size_t i = 0; i < n; i++) sp[i] = byteToId_[p[i]];  // every byte has an id (cutsExact_)
+  RankQueue& q = scratch.queue;
+  q.reset(uint32_t(mergeByRank_.size()));
+  for (size_t k = 0; k + 1 < n; k++) {
+    const uint32_t r = bytePairRank_[p[k] * 256u + p[k + 1]];
+    if (r != kNoId) {
+      prefetchRank(r);
+      q.pushInitial(r, uint32_t(k));
+    }
+  }
+  q.finishInitial();
+  const uint32_t* off = offsets_.data();
+  auto length = [off](uint32_t id) -> size_t { return off[id + 1] - off[id]; };
+  // A run of one character tests the same few pairs a million times (see mergeAll).
+  struct Memo {
+    uint64_t key = ~uint64_t(0);
+    const MergeMap::Entry* entry = nullptr;
+  };
+  Memo memo[RankQueue::kMemoSlots];
+  auto lookup = [&](uint32_t left, uint32_t right) -> const MergeMap::Entry* {
+    const uint64_t key = (uint64_t(left) << 32) | right;
+    Memo& slot = memo[(left * 31u + right) & (RankQueue::kMemoSlots - 1)];
+    if (slot.key == key) return slot.entry;
+    slot.key = key;
+    return slot.entry = merges_.find(left, right);
+  };
+  uint64_t top;
+  while (q.pop(top, [sp](uint32_t pos) { return (sp[pos] & kSpanBit) != 0; })) {
+    const uint32_t pos = uint32_t(top);
+    const RankedMerge& m = mergeByRank_[top >> 32];
+    const uint32_t cur = sp[pos];
+    if (cur & kSpanBit) continue;  // merged away
+    const size_t rightPos = pos + length(cur);
+    if (rightPos >= n) continue;  // the last symbol
+    const uint32_t right = sp[rightPos];
+    if (cur != m.left || right != m.right) {  // stale entry, as in mergeAll
+      const MergeMap::Entry* now = lookup(cur, right);
+      if (!now || now->newId != m.newId) continue;
+    }
+    const size_t end = rightPos + length(right);
+    sp[pos] = m.newId;
+    sp[rightPos] = kSpanBit | pos;
+    sp[end - 1] = kSpanBit | pos;
+    if (pos > 0) {
+      const uint32_t before = sp[pos - 1];
+      const uint32_t prev = (before & kSpanBit) ? (before & ~kSpanBit) : uint32_t(pos - 1);
+      if (const MergeMap::Entry* e = lookup(sp[prev], m.newId)) {
+        prefetchRank(e->rank);
+        q.push(e->rank, prev);
+      }
+    }
+    if (end < n) {
+      if (const MergeMap::Entry* e = lookup(m.newId, sp[end])) {
+        prefetchRank(e->rank);
+        q.push(e->rank, pos);
+      }
+    }
+  }
+  for (size_t i = 0; i < n; i += length(sp[i])) out.push_back(sp[i]);
+  // Do not keep a huge chunk's scratch for the rest of the state's life.
+  if (n > kKeepSpans) HugeVector<uint32_t>().swap(spans);
 }
 
 }  // namespace promptenc

@@ -306,32 +306,40 @@ class ShortWordCache {
 
 /// Priority queue of merge candidates keyed by (rank, position), popping the minimum
 /// exactly like the binary heap of word.rs (so the merge result is identical), but in
-/// O(1) per operation on the inputs that matter: one FIFO array of positions per rank,
-/// appended to while positions arrive in order (the initial fill, and almost every push
-/// during a left-to-right sweep), plus a small binary heap for the out-of-order rest. The
-/// non-empty ranks are a two-level bitset, so the lowest rank is found by bit scans.
-/// Arrays rather than linked nodes: 4 bytes per entry, written and read in order.
+/// O(1) per operation on the inputs that matter: one FIFO of positions per rank, appended
+/// to while positions arrive in order (the initial fill, and almost every push during a
+/// left-to-right sweep), plus a small binary heap for the out-of-order rest. The non-empty
+/// ranks are a two-level bitset, so the lowest rank is found by bit scans.
 /// Used for long pre-tokens (1 MB of one letter is one piece of 1 M symbols).
+/// Memory: 4 bytes per pending entry. Each FIFO is a chain of segments (8 entries, then
+/// doubling up to kMaxSegment) and a segment is freed as soon as it has been read, so a
+/// sweep that consumes one rank's entries while it pushes the next ranks' reuses the same
+/// memory; with one growing array per rank, a run of one letter held every entry ever
+/// pushed (~8 bytes per input byte) until the piece was done.
 class RankQueue {
  public:
+  RankQueue() = default;
+  RankQueue(const RankQueue&) = delete;
+  RankQueue& operator=(const RankQueue&) = delete;
+  ~RankQueue();
   /// Ranks must be < rankCount. Cheap when called again with the same count.
   void reset(uint32_t rankCount);
   /// push() for the initial fill, whose positions only increase: no order check.
   void pushInitial(uint32_t rank, uint32_t pos) {
     uint32_t li = listOf_[rank];
     if (li == kNil) li = openList(rank);
-    lists_[li].pos.push_back(pos);
+    append(lists_[li], pos);
   }
   void finishInitial() {}
   void push(uint32_t rank, uint32_t pos) {
     uint32_t li = listOf_[rank];
     if (li == kNil) {
       li = openList(rank);
-    } else if (lists_[li].pos.back() > pos) {
-      pushOverflow(rank, pos);  // out of order for this rank's array
+    } else if (lists_[li].last > pos) {
+      pushOverflow(rank, pos);  // out of order for this rank's FIFO
       return;
     }
-    lists_[li].pos.push_back(pos);
+    append(lists_[li], pos);
   }
   /// Sets key to the minimum (rank << 32 | pos) and removes it; false when empty.
   /// Entries for which dead(pos) holds may be dropped instead of returned: the caller
@@ -342,20 +350,30 @@ class RankQueue {
     while (minRank_ != kNone) {
       const uint32_t r = minRank_;
       List& l = lists_[listOf_[r]];
-      const size_t size = l.pos.size();
-      size_t h = l.head;
-      while (h < size && dead(l.pos[h])) h++;
-      if (h == size) {
+      // Skip dead entries, freeing each segment once it has been read (all but the tail are full).
+      uint32_t* rd = l.rd;
+      const uint32_t* end;
+      for (;;) {
+        Segment* s = l.head;
+        end = s == l.tail ? l.wr : s->pos + s->cap;
+        while (rd < end && dead(*rd)) rd++;
+        if (rd < end || s == l.tail) break;
+        l.head = s->next;
+        rd = l.head->pos;
+        std::free(s);
+      }
+      if (rd == end) {
+        l.rd = rd;
         closeList(r);
         continue;
       }
-      const uint64_t k = (uint64_t(r) << 32) | l.pos[h];
+      const uint64_t k = (uint64_t(r) << 32) | *rd;
       if (!overflow_.empty() && ~overflow_.front() < k) {
-        l.head = h;
+        l.rd = rd;
         break;
       }
-      l.head = h + 1;
-      if (l.head == size) closeList(r);
+      l.rd = ++rd;
+      if (rd == l.wr && l.head == l.tail) closeList(r);
       key = k;
       return true;
     }
@@ -365,13 +383,32 @@ class RankQueue {
   }
   static constexpr uint32_t kNil = 0xFFFFFFFFu;
   static constexpr size_t kMemoSlots = 16;  // see BpeModel::mergeAll
+  static constexpr uint32_t kFirstSegment = 8;
+  static constexpr uint32_t kMaxSegment = 16384;  // 64 KB
 
  private:
   static constexpr uint32_t kNone = 0xFFFFFFFFu;
-  struct List {
-    std::vector<uint32_t> pos;  // ascending; pos[head..] are pending
-    size_t head = 0;
+  struct Segment {
+    Segment* next;
+    uint32_t cap;
+    uint32_t pos[1];  // cap entries (allocated past the struct); full unless it is the tail
   };
+  // The cursors live here, not in the segments: push and pop touch one List and the entry.
+  struct List {
+    Segment* head = nullptr;  // read at rd
+    Segment* tail = nullptr;  // appended at wr, up to wrEnd
+    uint32_t* rd = nullptr;
+    uint32_t* wr = nullptr;
+    uint32_t* wrEnd = nullptr;
+    uint32_t last = 0;  // the last position appended (the order check of push)
+    uint32_t nextCap = kFirstSegment;
+  };
+  void append(List& l, uint32_t pos) {
+    if (l.wr == l.wrEnd) addSegment(l);
+    *l.wr++ = pos;
+    l.last = pos;
+  }
+  void addSegment(List& l);
   uint32_t openList(uint32_t rank);
   void closeList(uint32_t rank);
   void pushOverflow(uint32_t rank, uint32_t pos);
@@ -387,10 +424,10 @@ class RankQueue {
     if (w == 0) bits1_[r >> 12] &= ~(uint64_t(1) << ((r >> 6) & 63));
   }
   std::vector<uint32_t> listOf_;  // per rank: index into lists_, kNil = no pending entry
-  std::vector<List> lists_;       // open and recycled arrays (capacity kept)
+  std::vector<List> lists_;       // open and recycled lists (a recycled one keeps one segment)
   std::vector<uint32_t> freeLists_;
   std::vector<uint64_t> bits0_, bits1_;
-  uint32_t minRank_ = kNone;        // lowest rank with an open array
+  uint32_t minRank_ = kNone;        // lowest rank with an open list
   std::vector<uint64_t> overflow_;  // ~(rank << 32 | pos), std max-heap
 };
 
@@ -402,6 +439,7 @@ struct BpeScratch {
     int32_t next;
   };
   HugeVector<Symbol> symbols;
+  HugeVector<uint32_t> spans;     // long chunks with exact cuts: see BpeModel::mergeLong
   std::vector<uint64_t> initial;  // short pieces: the sorted initial pairs
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
@@ -472,6 +510,9 @@ class BpeModel {
   void mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
   template <class Queue>
   void mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const;
+  void mergeLong(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  static constexpr uint32_t kSpanBit = 0x80000000u;  // mergeLong: "not the start of a symbol"
+  static constexpr size_t kKeepSpans = size_t(4) << 20;
   HugeVector<uint8_t> bytes_;
   HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;

@@ -84,10 +84,18 @@ static void checkLongPathMatchesHeap() {
     BpeModel byDefault(bytes, offsets, encodable, triples.data(), count, false);
     BpeModel forced(bytes, offsets, encodable, triples.data(), count, false);
     forced.setQueueMinSymbols(2);
-    BpeScratch s1, s2, s3;
+    // Byte 0xFF not encodable (so not a symbol): cuts are not exact, and long chunks take
+    // mergeAll over RankQueue instead of BpeModel::mergeLong. The pieces never contain 0xFF.
+    std::vector<uint8_t> noFF = encodable;
+    noFF[0xFF] = 0;
+    BpeModel inexact(bytes, offsets, noFF, triples.data(), count, false);
+    inexact.setQueueMinSymbols(2);
+    BpeModel inexactDefault(bytes, offsets, noFF, triples.data(), count, false);
+    BpeScratch s1, s2, s3, s4, s5;
     for (int piece = 0; piece < 30; piece++) {
       std::string text;
-      const size_t n = 1 + rnd() % 6000;
+      // One piece per vocab long enough for RankQueue segments of the largest size.
+      const size_t n = piece == 0 ? 70000 : 1 + rnd() % 6000;
       const int kind = piece % 3;
       while (text.size() < n) {
         if (kind == 0)
@@ -98,12 +106,16 @@ static void checkLongPathMatchesHeap() {
           text += tokens[pool[rnd() % pool.size()]];
       }
       const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-      std::vector<uint32_t> want, a, b;
+      std::vector<uint32_t> want, a, b, c, d;
       heapOnly.mergeWord(p, text.size(), want, s1);
       byDefault.mergeWord(p, text.size(), a, s2);
       forced.mergeWord(p, text.size(), b, s3);
+      inexact.mergeWord(p, text.size(), c, s4);
+      inexactDefault.mergeWord(p, text.size(), d, s5);
       CHECK(a == want);
       CHECK(b == want);
+      CHECK(c == want);
+      CHECK(d == want);
     }
   }
 }
