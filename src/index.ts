@@ -6,7 +6,6 @@ export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './o
 export { PromptencError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { BUNDLED_MODELS } from './load.js';
-export { enableFastTemplates } from './template/v8-tuning.js';
 export type { ChatMessage, ToolCall, ToolDefinition, ContentPart } from './template/messages.js';
 export type { Backend, BackendKind, BackendChoice } from './backend/types.js';
 export { normalizeMessages, detectContentFormat } from './chat-messages.js';

@@ -3,8 +3,7 @@ import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './l
 import { framed, NO_WRAP, sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend, modelScanner } from './backend/select.js';
 import type { Backend, BackendKind } from './backend/types.js';
-import { compileTemplate, type ChatTemplate, type RenderContext } from './template/render.js';
-import type { RenderMemo } from './template/incremental.js';
+import { compileTemplate, type ChatTemplate, type RenderContext, type RenderMemo } from './template/render.js';
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
 import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
 import { checkChatOptions } from './chat-options.js';
@@ -300,7 +299,7 @@ export class PromptTokenizer {
     return this.attributed(inputs, () => inputs.template.render(inputs.ctx));
   }
 
-  /** @internal sessions: renderChat reusing `memo` (see src/template/incremental.ts). */
+  /** @internal sessions: renderChat reusing `memo` (see ChatTemplate.renderIncremental). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
     const inputs = this.renderInputs(messages, opts);
     return this.attributed(inputs, () => inputs.template.renderIncremental(inputs.ctx, memo));

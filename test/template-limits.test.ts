@@ -16,9 +16,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE_ENTRY, type TemplateLimitsUnderTest, ENGINE_PRESENT } from './helpers/template-under-test.js';
-
-if (!ENGINE_PRESENT) console.warn('skipping the template limits tests: src/template/engine does not exist (the fallback renderer has no limits)');
+import { ENGINE_ENTRY, type TemplateLimitsUnderTest } from './helpers/template-under-test.js';
 
 let dir = '';
 const CHILD = `
@@ -37,7 +35,6 @@ try {
 `;
 
 beforeAll(async () => {
-  if (!ENGINE_PRESENT) return;
   dir = mkdtempSync(path.join(tmpdir(), 'promptenc-limits-'));
   const { build } = createRequire(import.meta.url)('rolldown') as {
     build(o: { input: string; output: { file: string; format: 'esm' }; write: boolean; logLevel: 'silent' }): Promise<unknown>;
@@ -124,7 +121,7 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
   { name: 'depth: 20,000 nested if blocks', template: `${'{% if true %}'.repeat(20_000)}x${'{% endif %}'.repeat(20_000)}` },
 ];
 
-describe.skipIf(!ENGINE_PRESENT)('template limits (each in a child process)', () => {
+describe('template limits (each in a child process)', () => {
   it.each(LIMIT_CASES)('$name → E_TEMPLATE_LIMIT', ({ template, limits, codes }) => {
     const r = renderInChild(template, { limits });
     if (codes) {
