@@ -3,6 +3,8 @@ export type { OutputOptions } from './tokenizer.js';
 export { PromptSession } from './prompt-session.js';
 export type { SessionDelta } from './prompt-session.js';
 export type { LoadOptions, EncodeOptions, DecodeOptions, ChatOptions } from './options.js';
+export type { TemplateLimits } from './template/render.js';
+export { DEFAULT_LIMITS as DEFAULT_TEMPLATE_LIMITS } from './template/render.js';
 export { PromptencError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { BUNDLED_MODELS } from './load.js';

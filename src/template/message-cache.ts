@@ -103,27 +103,51 @@ function sameSource(v: unknown, snap: unknown): boolean {
 }
 
 /**
- * Length of a prefix that the texts made of `oldPieces` and `pieces` share, from the pieces:
- * equal pieces (usually the same string objects: O(1)) then the common prefix of the first
- * pair that differs. A lower bound of the exact common prefix, which is all a session needs.
+ * Length of a prefix that the texts made of `oldPieces` and `pieces` share, from the pieces: a
+ * walk over both lists at once, where a piece that is the same string at the same text position
+ * is passed whole (a reused iteration's output is the same string object: O(1)), then character
+ * by character at the first pair that differs. The lists need not line up (a loop over
+ * `messages` that prints nothing still gives one piece per message, so an appended message
+ * shifts the pieces of every later loop). A lower bound of the exact common prefix is all a
+ * session needs, and this is exact up to the surrogate rule below.
  */
 export function certifiedCommonPrefix(oldPieces: readonly string[], pieces: readonly string[]): number {
   let common = 0;
+  let last = 0;
   let i = 0;
-  const n = Math.min(oldPieces.length, pieces.length);
-  while (i < n && oldPieces[i] === pieces[i]) common += pieces[i++]!.length;
-  let partial = 0;
-  if (i < n) {
+  let j = 0;
+  let oi = 0;
+  let nj = 0;
+  for (;;) {
+    while (i < oldPieces.length && oi === oldPieces[i]!.length) {
+      i++;
+      oi = 0;
+    }
+    while (j < pieces.length && nj === pieces[j]!.length) {
+      j++;
+      nj = 0;
+    }
+    if (i >= oldPieces.length || j >= pieces.length) break;
     const a = oldPieces[i]!;
-    const b = pieces[i]!;
-    const m = Math.min(a.length, b.length);
-    while (partial < m && a.charCodeAt(partial) === b.charCodeAt(partial)) partial++;
-    common += partial;
+    const b = pieces[j]!;
+    if (oi === 0 && nj === 0 && a === b) {
+      common += b.length;
+      last = b.charCodeAt(b.length - 1);
+      i++;
+      j++;
+      continue;
+    }
+    const lim = Math.min(a.length - oi, b.length - nj);
+    let k = 0;
+    while (k < lim && a.charCodeAt(oi + k) === b.charCodeAt(nj + k)) k++;
+    if (k > 0) last = b.charCodeAt(nj + k - 1);
+    common += k;
+    oi += k;
+    nj += k;
+    if (k < lim) break;
   }
-  // Never end between the halves of a surrogate pair (a piece may end inside one that the
-  // next piece completes); a shorter bound is still a bound.
-  const before = partial > 0 ? pieces[i]!.charCodeAt(partial - 1) : i > 0 ? pieces[i - 1]!.charCodeAt(pieces[i - 1]!.length - 1) : 0;
-  if (before >= 0xd800 && before <= 0xdbff) common--;
+  // Never end between the halves of a surrogate pair; a shorter bound is still a bound.
+  if (last >= 0xd800 && last <= 0xdbff) common--;
   return common;
 }
 

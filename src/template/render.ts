@@ -46,7 +46,7 @@ export class ChatTemplate {
     limits?: TemplateLimits,
   ) {
     this.engine = new Engine(source, limits === undefined ? {} : { limits });
-    this.identity = testsIdentity(parse(source, DEFAULT_LIMITS.maxDepth));
+    this.identity = testsIdentity(parse(source, limits?.maxDepth ?? DEFAULT_LIMITS.maxDepth));
   }
 
   /** The prompt text. Errors: E_TEMPLATE (with the template line), E_TEMPLATE_LIMIT. */
