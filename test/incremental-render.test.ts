@@ -1,5 +1,5 @@
-// Incremental rendering (src/template/incremental.ts): after every edit of a conversation, a
-// render that reuses the previous one must produce exactly the text of a full render, and the
+// Incremental rendering (src/template/engine/memo.ts, through ChatTemplate.renderIncremental):
+// after every edit of a conversation, a render that reuses the previous one must produce exactly the text of a full render, and the
 // prefix length it certifies must not exceed the real common prefix. Real templates (DeepSeek-V3,
 // Qwen3, the GLM fixture) and small templates that each exercise one thing the reuse rule has
 // to get right (loop.last / length / nextitem, lookahead into `messages`, state carried between
