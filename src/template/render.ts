@@ -104,13 +104,14 @@ export class ChatTemplate {
       messages = new Array(ctx.messages.length);
       for (let i = 0; i < ctx.messages.length; i++) messages[i] = templateMessage(plainCopy(ctx.messages[i]) as Record<string, unknown>, i, wrap, asGiven);
     }
-    const vars: Record<string, unknown> = {
-      ...ctx.specialTokens,
+    // Object.assign, not a spread: `{ ...special, messages, … }` takes V8's slow path (~5 µs,
+    // a third of a short render).
+    const vars: Record<string, unknown> = Object.assign({}, ctx.specialTokens, {
       messages,
       tools: plainCopy(templateTools(ctx.tools, ctx.messages.length, wrap)),
       documents: null,
       add_generation_prompt: ctx.addGenerationPrompt,
-    };
+    });
     // Copies, as for messages (see plainCopy): a caller's kwargs value edited in place between two
     // incremental renders must read as edited.
     const kw = ctx.kwargs;
