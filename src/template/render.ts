@@ -130,25 +130,34 @@ function testsIdentity(node: unknown): boolean {
   return false;
 }
 
-const compiled = new Map<string, ChatTemplate>();
+/** Per limits (usually one entry: the defaults), templates by source. */
+const compiled = new Map<string, Map<string, ChatTemplate>>();
 const COMPILED_LIMIT = 64;
 
 function limitsKey(l: TemplateLimits | undefined): string {
   return l === undefined ? '' : `${l.maxOutput}/${l.maxIterations}/${l.maxDepth}`;
 }
 
-/** Parse-once cache keyed by template source and limits; bounded so per-request templates cannot grow it forever. */
+/**
+ * Parse-once cache keyed by template source and limits; bounded so per-request templates cannot
+ * grow it forever. Keyed by the source string itself (its hash is kept on the string: a key built
+ * from it would be hashed anew on every render, most of a short render's time).
+ */
 export function compileTemplate(source: string, limits?: TemplateLimits): ChatTemplate {
-  const key = `${limitsKey(limits)}\u0000${source}`;
-  let t = compiled.get(key);
+  const lk = limitsKey(limits);
+  let bySource = compiled.get(lk);
+  if (bySource === undefined) {
+    if (compiled.size >= 8) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(lk, (bySource = new Map()));
+  }
+  let t = bySource.get(source);
   if (!t) {
     t = new ChatTemplate(source, limits);
-    if (compiled.size >= COMPILED_LIMIT) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(key, t);
+    if (bySource.size >= COMPILED_LIMIT) bySource.delete(bySource.keys().next().value as string);
   } else {
     // Most recently used last, so a hot template is not the one evicted.
-    compiled.delete(key);
-    compiled.set(key, t);
+    bySource.delete(source);
   }
+  bySource.set(source, t);
   return t;
 }
