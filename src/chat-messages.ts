@@ -11,7 +11,8 @@
  * docs/semantics.md ("Messages as engines receive them").
  */
 import { PromptencError, describeValue } from './errors.js';
-import { jinja } from './template/jinja.js';
+import { parse } from './template/engine/parser.js';
+import { DEFAULT_LIMITS } from './template/engine/runtime.js';
 import type { ChatMessage, ContentPart, ToolCall } from './template/messages.js';
 
 /** 'vllm' (default): vLLM's normalization. 'none': the messages as given, as transformers' apply_chat_template passes them. */
@@ -188,10 +189,11 @@ function normalizeToolCalls(calls: unknown): unknown {
 
 // ---- content format detection (vLLM's _detect_content_format) ----
 
-type Node = { type: string; [k: string]: unknown };
+/** A node of the engine's syntax tree (engine/ast.ts): an object with a string `t`. */
+type Node = { t: string; [k: string]: unknown };
 
 function isNode(v: unknown): v is Node {
-  return typeof v === 'object' && v !== null && typeof (v as Node).type === 'string';
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Node).t === 'string';
 }
 
 /** Every node of the tree in document order (Jinja2's find_all, which also descends into macros and blocks). */
@@ -202,65 +204,62 @@ function* allNodes(node: unknown): Generator<Node> {
   }
   if (!isNode(node)) return;
   yield node;
-  for (const k in node) if (k !== 'type') yield* allNodes(node[k]);
+  for (const k in node) if (k !== 't') yield* allNodes(node[k]);
 }
 
-const isVar = (n: unknown, name: string): boolean => isNode(n) && n.type === 'Identifier' && n.value === name;
+const isVar = (n: unknown, name: string): boolean => isNode(n) && n.t === 'name' && n.name === name;
 
+/** `name.key` or `name['key']` (vLLM's _is_attr_access: Getattr, or Getitem with a constant). */
 function isAttr(n: Node, name: string, key: string): boolean {
-  if (n.type !== 'MemberExpression' || !isVar(n.object, name)) return false;
-  const p = n.property as Node;
-  return n.computed ? p.type === 'StringLiteral' && p.value === key : p.type === 'Identifier' && p.value === key;
+  if (n.t === 'getattr') return isVar(n.obj, name) && n.name === key;
+  if (n.t === 'getitem') return isVar(n.obj, name) && isNode(n.key) && n.key.t === 'const' && n.key.v === key;
+  return false;
 }
 
 /** `name`, `name.key`, `name['key']`, through filters, tests and slices (vLLM's _is_var_or_elems_access). */
 function isVarOrElems(n: unknown, name: string, key?: string): boolean {
   if (!isNode(n)) return false;
-  if (n.type === 'FilterExpression' || n.type === 'TestExpression') return isVarOrElems(n.operand, name, key);
-  if (n.type === 'MemberExpression' && n.computed === true && isNode(n.property) && n.property.type === 'SliceExpression')
-    return isVarOrElems(n.object, name, key);
+  if (n.t === 'filter' || n.t === 'test' || n.t === 'slice') return isVarOrElems(n.t === 'slice' ? n.obj : n.arg, name, key);
   return key !== undefined ? isAttr(n, name, key) : isVar(n, name);
 }
-
-/** Jinja2 keeps a for-loop's `if` apart from its iterable; @huggingface/jinja wraps the iterable in a SelectExpression. */
-const loopIterable = (f: Node): unknown => (isNode(f.iterable) && f.iterable.type === 'SelectExpression' ? f.iterable.lhs : f.iterable);
 
 class Undetectable extends Error {}
 
 function loopTarget(f: Node): string {
-  const v = f.loopvar as Node;
+  const v = f.target as Node;
   // vLLM asserts a plain name here; the assertion makes the detection fall back to "string".
-  if (v.type !== 'Identifier') throw new Undetectable();
-  return v.value as string;
+  if (v.t !== 'name') throw new Undetectable();
+  return v.name as string;
 }
 
 function detectOnTree(program: unknown): ContentFormat {
   const nodes = [...allNodes(program)];
-  const sets = nodes.filter((n) => n.type === 'Set' && n.value !== null && n.value !== undefined);
-  const loops = nodes.filter((n) => n.type === 'For');
+  // Jinja2's Assign (`{% set x = ... %}`); a set block is an AssignBlock, which vLLM does not visit.
+  const sets = nodes.filter((n) => n.t === 'set');
+  const loops = nodes.filter((n) => n.t === 'for');
   // Names that hold `messages` or a slice / filter of it.
   const messageVars = ['messages'];
   for (let q = 0; q < messageVars.length; q++) {
     const name = messageVars[q]!;
     for (const s of sets) {
-      if (!isVarOrElems(s.value, name)) continue;
-      const target = s.assignee as Node;
-      if (target.type !== 'Identifier') throw new Undetectable();
+      if (!isVarOrElems(s.e, name)) continue;
+      const target = s.target as Node;
+      if (target.t !== 'name') throw new Undetectable();
       // vLLM's BFS re-queues a name it has seen (and loops forever on `a = b; b = a`): a set of names is the same answer.
-      if (!messageVars.includes(target.value as string)) messageVars.push(target.value as string);
+      if (!messageVars.includes(target.name as string)) messageVars.push(target.name as string);
     }
   }
   // Loop variables over those: `{% for message in messages %}`.
   const messageItems: string[] = [];
-  for (const f of loops) if (messageVars.some((v) => isVarOrElems(loopIterable(f), v))) messageItems.push(loopTarget(f));
+  for (const f of loops) if (messageVars.some((v) => isVarOrElems(f.iter, v))) messageItems.push(loopTarget(f));
   // A loop over message.content (or, since vLLM's renderer rewrite, over a variable named `content`).
   for (const f of loops) {
-    const it = loopIterable(f);
+    const it = f.iter;
     if (messageItems.some((v) => isVarOrElems(it, v, 'content'))) {
       loopTarget(f);
       return 'openai';
     }
-    if (isVar(f.iterable, 'content')) {
+    if (isVar(it, 'content')) {
       loopTarget(f);
       return 'openai';
     }
@@ -279,8 +278,7 @@ export function detectContentFormat(source: string): ContentFormat {
   let f = detected.get(source);
   if (f !== undefined) return f;
   try {
-    const { parse, tokenize } = jinja();
-    f = detectOnTree(parse(tokenize(source, { lstrip_blocks: true, trim_blocks: true })));
+    f = detectOnTree(parse(source, DEFAULT_LIMITS.maxDepth));
   } catch {
     f = 'string';
   }

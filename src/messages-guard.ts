@@ -5,11 +5,11 @@
  * reads becomes E_MESSAGES_INVALID naming the path, never the caller's own raw error or
  * E_TEMPLATE "Maximum call stack size exceeded" (issue 20, item 6).
  *
- * The copy mirrors what the template library reads (@huggingface/jinja
- * convertToRuntimeValues): an array element by element (holes stay holes), any other object
- * by its own enumerable string keys in Object.keys order, whatever its prototype; strings,
- * numbers, booleans, null, undefined and functions as they are. A bigint or a symbol, which
- * the library cannot convert, is refused here with its path. An object reached twice without
+ * The copy mirrors what the template engine reads (src/template/arguments.ts plainCopy): an
+ * array element by element (holes stay holes), any other object by its own enumerable string
+ * keys in Object.keys order, whatever its prototype; strings, numbers, booleans, null,
+ * undefined and functions as they are. A bigint or a symbol, which JSON cannot carry, is
+ * refused here with its path. An object reached twice without
  * a cycle (a DAG) is copied at each place, as JSON would carry it (MAX_MESSAGES_VALUES bounds
  * what a deep DAG can expand to).
  *

@@ -7,6 +7,7 @@ import { PromptencError, describeValue } from './errors.js';
 import type { BackendChoice } from './backend/types.js';
 import type { ChatMessage, ToolDefinition } from './template/messages.js';
 import type { NormalizeMode } from './chat-messages.js';
+import type { TemplateLimits } from './template/engine/runtime.js';
 
 export interface LoadOptions {
   /** 'auto' (default) uses the native core when it handles this tokenizer exactly, else JS. */
@@ -21,6 +22,12 @@ export interface LoadOptions {
    * before anything is allocated. Default 64 MiB (DEFAULT_MAX_INPUT_BYTES).
    */
   maxInputBytes?: number;
+  /**
+   * Bounds on one chat-template render (a template from a model repository is untrusted input):
+   * output length, loop iterations, macro and syntax depth. A render past one throws
+   * E_TEMPLATE_LIMIT. Defaults in DEFAULT_TEMPLATE_LIMITS (docs/semantics.md).
+   */
+  templateLimits?: TemplateLimits;
 }
 
 export interface EncodeOptions {
@@ -147,6 +154,32 @@ export function toIdArray(ids: unknown, name = 'ids'): Uint32Array {
       throw new PromptencError('E_IDS_INVALID', `${name}[${i}]: expected a non-negative integer token id, received ${describeValue(v)}`);
     }
     out[i] = v;
+  }
+  return out;
+}
+
+const TEMPLATE_LIMIT_NAMES = ['maxOutput', 'maxIterations', 'maxDepth'] as const;
+
+/** LoadOptions.templateLimits: an object of the three limits, each a positive integer (or Infinity: no bound). */
+export function checkTemplateLimits(value: unknown): TemplateLimits | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new PromptencError(
+      'E_ARGUMENT',
+      `options.templateLimits: expected an object with maxOutput, maxIterations or maxDepth, received ${describeValue(value)}`,
+    );
+  }
+  const out: TemplateLimits = {};
+  for (const key of Object.keys(value)) {
+    if (!(TEMPLATE_LIMIT_NAMES as readonly string[]).includes(key)) {
+      throw new PromptencError('E_ARGUMENT', `options.templateLimits.${key}: unknown limit (valid: ${TEMPLATE_LIMIT_NAMES.join(', ')})`);
+    }
+    const v = (value as Record<string, unknown>)[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !(v === Infinity || (Number.isInteger(v) && v > 0))) {
+      throw new PromptencError('E_ARGUMENT', `options.templateLimits.${key}: expected a positive integer or Infinity, received ${describeValue(v)}`);
+    }
+    out[key as (typeof TEMPLATE_LIMIT_NAMES)[number]] = v;
   }
   return out;
 }

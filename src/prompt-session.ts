@@ -1,5 +1,4 @@
-import { RenderMemo, tailOfPieces } from './template/incremental.js';
-import type { ChatTemplate } from './template/render.js';
+import { RenderMemo, tailOfPieces, type ChatTemplate } from './template/render.js';
 import type { ChatMessage } from './template/messages.js';
 import { PromptencError } from './errors.js';
 import { checkOptions, checkText, splitSpecialOf, type ChatOptions, type EncodeOptions } from './options.js';
@@ -13,7 +12,7 @@ import type { EncodeSession, PrefixHint } from './session.js';
 export interface PromptSessionHost {
   /** The ids added around the body for these options (none when addSpecialTokens is false). */
   sessionWrap(opts: EncodeOptions): SequenceWrap;
-  /** renderChat reusing `memo` (see src/template/incremental.ts); checks messages and options. */
+  /** renderChat reusing `memo` (see src/template/render.ts and engine/memo.ts); checks messages and options. */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']>;
 }
 
@@ -144,7 +143,7 @@ export class PromptSession {
   }
 
   /**
-   * Incremental render (src/template/incremental.ts). Its prefix bound holds against the
+   * Incremental render (ChatTemplate.renderIncremental over the engine's memo, src/template/engine/memo.ts). Its prefix bound holds against the
    * previous chat render only, so it is used when the session's text came from that render.
    */
   private render(messages: ChatMessage[], opts: ChatOptions): RenderedChat {

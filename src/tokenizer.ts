@@ -3,8 +3,7 @@ import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './l
 import { framed, NO_WRAP, sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend, modelScanner } from './backend/select.js';
 import type { Backend, BackendKind } from './backend/types.js';
-import { compileTemplate, type ChatTemplate, type RenderContext } from './template/render.js';
-import type { RenderMemo } from './template/incremental.js';
+import { compileTemplate, type ChatTemplate, type RenderContext, type RenderMemo, type TemplateLimits } from './template/render.js';
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
 import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
 import { checkChatOptions } from './chat-options.js';
@@ -16,6 +15,7 @@ import { SegmentCache, type SegmentCacheStats } from './segment-cache.js';
 import { attribute, countWithinBudget, markerWrapper, searchSpans, stripMarkers, tokenStarts, withToolCost, type ChatTokenBreakdown } from './accounting.js';
 import {
   checkBackendChoice,
+  checkTemplateLimits,
   checkBatch,
   checkOptions,
   checkSegmentCacheOptions,
@@ -69,6 +69,8 @@ export class PromptTokenizer {
   private readonly json: TokenizerJson;
   private scannerValue: AddedTokenScanner | undefined;
   private cache: SegmentCache | undefined;
+  /** @internal LoadOptions.templateLimits, checked (undefined: the engine's defaults). */
+  templateLimits: TemplateLimits | undefined = undefined;
   /** LoadOptions.maxInputBytes (src/tokenizer-checks.ts). */
   private maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
 
@@ -301,7 +303,7 @@ export class PromptTokenizer {
     return this.attributed(inputs, () => inputs.template.render(inputs.ctx));
   }
 
-  /** @internal sessions: renderChat reusing `memo` (see src/template/incremental.ts). */
+  /** @internal sessions: renderChat reusing `memo` (see ChatTemplate.renderIncremental). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
     const inputs = this.renderInputs(messages, opts);
     return this.attributed(inputs, () => inputs.template.renderIncremental(inputs.ctx, memo));
@@ -328,7 +330,7 @@ export class PromptTokenizer {
     const source = this.templateSource(opts.chatTemplate, tools);
     const raw = opts.normalize === 'none';
     return {
-      template: compileTemplate(source),
+      template: compileTemplate(source, this.templateLimits),
       given: checked,
       ctx: {
         messages: raw ? checked : normalizeMessages(checked, detectContentFormat(source)),
@@ -498,11 +500,13 @@ export async function loadTokenizer(source: string, opts: LoadOptions = {}): Pro
   const choice = opts.backend ?? 'auto';
   checkBackendChoice(choice);
   const maxInputBytes = checkMaxInputBytesOption(opts.maxInputBytes);
+  const templateLimits = checkTemplateLimits(opts.templateLimits);
   const files = await readTokenizerFiles(source, { scan: await modelScanner(choice), ...(opts.encoding !== undefined && { encoding: opts.encoding }) });
   const backend = await createBackend({ tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig, prescanned: files.prescanned }, choice);
   if (backend.vocabulary) checkAddedTokenIds(files.tokenizerJson, backend.vocabulary, files.tokenizerPath);
   const tok = new PromptTokenizer(backend, files);
   tok.setMaxInputBytes(maxInputBytes);
+  tok.templateLimits = templateLimits;
   if (opts.segmentCache !== undefined) tok.enableSegmentCache(opts.segmentCache);
   return tok;
 }

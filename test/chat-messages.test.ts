@@ -101,14 +101,6 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('content format detection = vLLM rules over 
   });
 });
 
-/**
- * Templates the current engine (@huggingface/jinja) cannot render whatever the messages: Hermes 3
- * applies `| trim` to an undefined description (Jinja2 gives ''), Seed-OSS builds a dict with
- * integer keys. They are the template engine's to fix (src/template/), not normalization's; the
- * test checks they still fail so that the entry is removed when the engine renders them.
- */
-const ENGINE_GAPS = new Set(['shared/hermes-3-llama-3.1-tool-use.jinja', 'shared/seed-oss.jinja']);
-
 /** Python's answers for a table, computed in one process per table: `${label}|${conversation}` → result. */
 function oracleTable(requests: Array<[string, VllmRenderRequest]>): Map<string, VllmRenderResult> {
   // strftime_now reads a pinned clock on both sides: a run across midnight must not differ.
@@ -148,11 +140,6 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
           expect(() => t.renderChat(convo.messages as ChatMessage[], opts), py.error).toThrow(expect.objectContaining({ code: 'E_TEMPLATE' }));
           return;
         }
-        if (ENGINE_GAPS.has(target.label)) {
-          console.warn(`chat-messages.test: ${target.label} is a known engine gap (see ENGINE_GAPS); only its failure is checked`);
-          expect(() => t.renderChat(convo.messages as ChatMessage[], opts)).toThrow(expect.objectContaining({ code: 'E_TEMPLATE' }));
-          return;
-        }
         const ours = t.renderChat(convo.messages as ChatMessage[], opts);
         expect(ours).toBe(py.prompt);
         expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(
@@ -165,22 +152,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)('OpenAI-format agent conversations: our rend
 
 describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_chat_template (Python Jinja2, no normalization)", () => {
   // Raw mode keeps string arguments strings and null as None: a template that cannot take them fails as Jinja2 does.
-  /**
-   * Where the engine (@huggingface/jinja) departs from Jinja2 on raw values: Jinja2's `| trim`
-   * of None or of a list is its str() ("None", "[{...}]"), and `str + dict` / `str + list`
-   * raise; the engine refuses the first and concatenates the second. These are the template
-   * engine's (src/template/) to fix; the test checks that they still differ, so an entry is
-   * removed when the engine is right.
-   */
-  const RAW_ENGINE_GAPS = new Set([
-    'deepseek-v3: content parts everywhere',
-    'deepseek-v3: object arguments, two parallel calls',
-    'llama3: examples/agent-chat.json',
-    'llama3: content parts everywhere',
-    'llama3: object arguments, two parallel calls',
-    'llama3: arguments that are not JSON, and an empty tool_calls list',
-    'llama3: a custom role (ipython), as Llama 3.1 and agent runtimes use',
-  ]);
+  // Raw values as transformers passes them: `| trim` of None is "None", `str + dict` raises, as in Jinja2.
   const models = ['deepseek-v3', 'qwen3', 'llama3'];
   let oracle: Map<string, VllmRenderResult>;
   beforeAll(() => {
@@ -214,11 +186,6 @@ describe.skipIf(!HAVE_PYTHON_JINJA)("normalize: 'none' = transformers' apply_cha
       const py = oracle.get(`${model}|${name}`)!;
       const want = py.error !== undefined ? '<error>' : py.prompt!;
       const got = outcome(() => t.renderChat(convo.messages as ChatMessage[], opts));
-      if (RAW_ENGINE_GAPS.has(`${model}: ${name}`)) {
-        console.warn(`chat-messages.test: raw ${model}: ${name} is a known engine gap (RAW_ENGINE_GAPS)`);
-        expect(got).not.toBe(want);
-        return;
-      }
       expect(got).toBe(want);
       if (want !== '<error>')
         expect(Array.from(t.encodeChat(convo.messages as ChatMessage[], opts))).toEqual(await oracleEncode(modelPath(model as ModelName), want, false));

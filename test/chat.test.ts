@@ -296,6 +296,7 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
   const CONCAT = "{{ 'x' + messages[0].tool_calls[0].function.arguments }}";
   const PRINT = '{{ messages[0].tool_calls[0].function.arguments }}';
   const TOJSON = '{{ messages[0].tool_calls[0].function.arguments | tojson }}';
+  // Jinja2 prints a bool as Python's str(): True / False.
   const IS_STRING = '{{ messages[0].tool_calls[0].function.arguments is string }}';
   const cases: Array<[string, unknown, string, string]> = [
     ['items() over JSON-string arguments', '{"city":"Paris","days":3}', ITEMS, 'city=Paris;days=3;'],
@@ -312,10 +313,10 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
     ],
     ['tojson of object arguments', { city: 'Paris', nested: { ok: true } }, TOJSON, '{"city": "Paris", "nested": {"ok": true}}'],
     ['non-ASCII survives json.dumps(ensure_ascii=False)', { city: 'Zürich 東京' }, CONCAT, 'x{"city": "Zürich 東京"}'],
-    ['a JSON object string is a mapping, not a string', '{"a":1}', IS_STRING, 'false'],
+    ['a JSON object string is a mapping, not a string', '{"a":1}', IS_STRING, 'False'],
     // vLLM's _postprocess_messages: a string that is not JSON becomes {} (printed as its JSON text, "{}").
     ['a non-JSON string becomes {} (vLLM)', 'not json', CONCAT, 'x{}'],
-    ['a non-JSON string is then no string', 'not json', IS_STRING, 'false'],
+    ['a non-JSON string is then no string', 'not json', IS_STRING, 'False'],
   ];
   it.each(cases)('%s', (_name, args, template, expected) => {
     expect(tok('qwen3').renderChat(call(args), { chatTemplate: template })).toBe(expected);
@@ -323,9 +324,9 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
   // normalize 'none' (transformers): every string stays the string it was.
   const raw: Array<[string, unknown, string, string]> = [
     ['a non-JSON string stays a string', 'not json', CONCAT, 'xnot json'],
-    ['a non-JSON string is a string', 'not json', IS_STRING, 'true'],
+    ['a non-JSON string is a string', 'not json', IS_STRING, 'True'],
     ['a JSON array string stays a string', '[1,2]', CONCAT, 'x[1,2]'],
-    ['a JSON object string stays a string too', '{"a":1}', IS_STRING, 'true'],
+    ['a JSON object string stays a string too', '{"a":1}', IS_STRING, 'True'],
   ];
   it.each(raw)("normalize 'none': %s", (_name, args, template, expected) => {
     expect(tok('qwen3').renderChat(call(args), { chatTemplate: template, normalize: 'none' })).toBe(expected);
@@ -336,8 +337,6 @@ describe('tool-call arguments rule (src/template/render.ts)', () => {
   // as is) both give keeps floats as floats and big integers exact:
   //   python -c 'import json; print(json.dumps(json.loads("{\"t\": 1.0, \"e\": 1e3}")))'  ->  {"t": 1.0, "e": 1000.0}
   //   python -c 'import json; print(json.dumps(json.loads("{\"id\": 12345678901234567890}")))'  ->  {"id": 12345678901234567890}
-  // BUG (src/template/render.ts argumentsOf uses JSON.parse): promptenc renders {"t": 1, "e": 1000} and
-  // {"id": 12345678901234567000}.
   it.each([
     ['float 1.0 and 1e3 stay floats', '{"t": 1.0, "e": 1e3}', '{"t": 1.0, "e": 1000.0}'],
     ['integer beyond 2**53 stays exact', '{"id": 12345678901234567890}', '{"id": 12345678901234567890}'],
@@ -387,7 +386,7 @@ describe('template selection and globals', () => {
   const hello: ChatMessage[] = [{ role: 'user', content: 'Hello' }];
 
   it('chatTemplate overrides the model template', () => {
-    expect(tok('deepseek-v3').renderChat(hello, { chatTemplate: '{{ messages[0].content }}!{{ add_generation_prompt }}' })).toBe('Hello!true');
+    expect(tok('deepseek-v3').renderChat(hello, { chatTemplate: '{{ messages[0].content }}!{{ add_generation_prompt }}' })).toBe('Hello!True');
   });
 
   it('chat_template.jinja in the model directory wins over tokenizer_config.json', async () => {
@@ -451,8 +450,8 @@ describe('template selection and globals', () => {
 
   it('kwargs override template variables', () => {
     expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ reasoning_effort }}|{{ add_generation_prompt }}', kwargs: { reasoning_effort: 'high' } })).toBe(
-      'high|true',
+      'high|True',
     );
-    expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ add_generation_prompt }}', addGenerationPrompt: false })).toBe('false');
+    expect(tok('qwen3').renderChat(hello, { chatTemplate: '{{ add_generation_prompt }}', addGenerationPrompt: false })).toBe('False');
   });
 });

@@ -4,8 +4,7 @@
  * template and edit history are in the assertion message.
  */
 import { expect, it } from 'vitest';
-import { compileTemplate } from '../src/template/render.js';
-import { RenderMemo } from '../src/template/incremental.js';
+import { compileTemplate, RenderMemo } from '../src/template/render.js';
 import { runCase } from './helpers/template-fuzz.mjs';
 
 const lib = { compileTemplate, RenderMemo };

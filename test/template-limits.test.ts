@@ -6,9 +6,7 @@
  * lower limit stops a render the default allows, and a render under the limit is unaffected.
  *
  * The child loads the engine bundled by rolldown (vite's bundler, already installed) from
- * src/template/engine/index.ts, so no build step is needed. Today's renderer has no limits
- * (`range(100000000)` runs out of memory after minutes): on it these tests skip, saying so.
- * Loops are nested ranges of at most 100,000 so that they stay valid in Jinja2's sandbox.
+ * src/template/engine/index.ts, so no build step is needed. Loops are nested ranges of at most 100,000 so that they stay valid in Jinja2's sandbox.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,9 +14,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE_ENTRY, type TemplateLimitsUnderTest, ENGINE_PRESENT } from './helpers/template-under-test.js';
-
-if (!ENGINE_PRESENT) console.warn('skipping the template limits tests: src/template/engine does not exist (the fallback renderer has no limits)');
+import { ENGINE_ENTRY, type TemplateLimitsUnderTest } from './helpers/template-under-test.js';
 
 let dir = '';
 const CHILD = `
@@ -37,7 +33,6 @@ try {
 `;
 
 beforeAll(async () => {
-  if (!ENGINE_PRESENT) return;
   dir = mkdtempSync(path.join(tmpdir(), 'promptenc-limits-'));
   const { build } = createRequire(import.meta.url)('rolldown') as {
     build(o: { input: string; output: { file: string; format: 'esm' }; write: boolean; logLevel: 'silent' }): Promise<unknown>;
@@ -124,7 +119,7 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
   { name: 'depth: 20,000 nested if blocks', template: `${'{% if true %}'.repeat(20_000)}x${'{% endif %}'.repeat(20_000)}` },
 ];
 
-describe.skipIf(!ENGINE_PRESENT)('template limits (each in a child process)', () => {
+describe('template limits (each in a child process)', () => {
   it.each(LIMIT_CASES)('$name → E_TEMPLATE_LIMIT', ({ template, limits, codes }) => {
     const r = renderInChild(template, { limits });
     if (codes) {
@@ -165,5 +160,34 @@ describe.skipIf(!ENGINE_PRESENT)('template limits (each in a child process)', ()
     const e = r as { code: string; message: string };
     expect(['E_TEMPLATE', 'E_TEMPLATE_LIMIT']).toContain(e.code);
     expect(e.message).not.toMatch(/Maximum call stack/);
+  });
+});
+
+describe('loadTokenizer({ templateLimits })', () => {
+  const template = "{% for i in range(20) %}{% for j in range(20) %}{{ 'ab' }}{% endfor %}{% endfor %}";
+  const messages = [{ role: 'user', content: 'hi' }];
+  it('a lower limit stops renderChat and sessions with E_TEMPLATE_LIMIT; the default renders', async () => {
+    const { loadTokenizer } = await import('../src/index.js');
+    expect((await loadTokenizer('qwen3')).renderChat(messages, { chatTemplate: template })).toBe('ab'.repeat(400));
+    for (const limits of [{ maxIterations: 100 }, { maxOutput: 500 }]) {
+      const tok = await loadTokenizer('qwen3', { templateLimits: limits });
+      expect(() => tok.renderChat(messages, { chatTemplate: template }), JSON.stringify(limits)).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+      expect(() => tok.createSession().encodeChat(messages, { chatTemplate: template })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+    }
+    const deep = await loadTokenizer('qwen3', { templateLimits: { maxDepth: 3 } });
+    const nested = '{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% endif %}x{% endmacro %}{{ f(5) }}';
+    expect(() => deep.renderChat(messages, { chatTemplate: nested })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+  });
+  it.each([
+    [{ maxIterations: -1 }, /options\.templateLimits\.maxIterations: expected a positive integer/],
+    [{ maxOutput: 1.5 }, /options\.templateLimits\.maxOutput: expected a positive integer/],
+    [{ maxDepht: 3 }, /options\.templateLimits\.maxDepht: unknown limit/],
+    [5, /options\.templateLimits: expected an object/],
+  ])('%j is refused with E_ARGUMENT', async (limits, message) => {
+    const { loadTokenizer } = await import('../src/index.js');
+    await expect(loadTokenizer('qwen3', { templateLimits: limits as never })).rejects.toMatchObject({
+      code: 'E_ARGUMENT',
+      message: expect.stringMatching(message),
+    });
   });
 });

@@ -6,16 +6,13 @@
  * equality tests over messages) render the same way over states of its edit scripts. Same text where Jinja2 renders, and an
  * E_TEMPLATE error where it raises. PROMPTENC_RANDOM_TEMPLATES=n renders n instead of 400,
  * PROMPTENC_RANDOM_SEED another seed.
- *
- * On the fallback renderer (@huggingface/jinja, before src/template/engine exists) the
- * divergences are counted and printed, not gated: they are issue 15's evidence.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { rng } from '../bench/helpers/conversation.mjs';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, type OracleResult, warnIfNoPython } from './helpers/py-render.js';
 import { makeNamespaceTemplate, makeTemplate, script } from './helpers/template-fuzz.mjs';
 import { GRAMMAR_CONTEXT, generateTemplates } from './helpers/template-grammar.js';
-import { raisesLikeJinja2, renderUnderTest, UNDER_TEST, USING_ENGINE } from './helpers/template-under-test.js';
+import { raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/template-under-test.js';
 
 const COUNT = Number(process.env.PROMPTENC_RANDOM_TEMPLATES ?? 400);
 const SEED = Number(process.env.PROMPTENC_RANDOM_SEED ?? 15);
@@ -24,7 +21,7 @@ const oracle = HAVE_PYTHON_JINJA ? new Jinja2Oracle() : undefined;
 afterAll(() => oracle?.close());
 warnIfNoPython('the random-template differential test (test/template-random.test.ts)');
 
-/** Same text where Jinja2 renders, a matching error where it raises; exact on the engine, counted on the fallback. */
+/** Same text where Jinja2 renders, a matching error where it raises. */
 function compare(what: string, cases: Array<{ template: string; context: Record<string, unknown>; expected: OracleResult }>): void {
   const problems: string[] = [];
   let rendered = 0;
@@ -41,13 +38,7 @@ function compare(what: string, cases: Array<{ template: string; context: Record<
   });
   // The generators are typed so that most templates render; one that only makes errors tests little.
   expect(rendered).toBeGreaterThan(cases.length * 0.5);
-  if (process.env.PROMPTENC_RANDOM_LIST || USING_ENGINE) for (const p of problems.slice(0, process.env.PROMPTENC_RANDOM_LIST ? undefined : 30)) console.warn(p);
-  if (!USING_ENGINE) {
-    console.warn(
-      `${what}: the fallback renderer diverges from Jinja2 on ${problems.length} of ${cases.length} (${rendered} render in Jinja2); checked exactly once src/template/engine exists`,
-    );
-    return;
-  }
+  for (const p of problems.slice(0, process.env.PROMPTENC_RANDOM_LIST ? undefined : 30)) console.warn(p);
   expect(problems.length, `${what}: ${problems.length} of ${cases.length} differ from Jinja2`).toBe(0);
 }
 

@@ -4,14 +4,10 @@
  * scripts/gen-jinja-semantics.py made the file and says how. The engine must give the same text,
  * or raise a PromptencError with code E_TEMPLATE where Jinja2 raised, its message naming the
  * template line Jinja2 names ("line N").
- *
- * On the fallback renderer (@huggingface/jinja, before src/template/engine exists) the rows are
- * the evidence for issue 15, not a gate: they are skipped and the divergences are counted and
- * printed (PROMPTENC_SEMANTICS_LIST=1 prints each one).
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { raisesLikeJinja2, renderUnderTest, UNDER_TEST, USING_ENGINE } from './helpers/template-under-test.js';
+import { raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/template-under-test.js';
 
 interface Row {
   id: string;
@@ -34,8 +30,8 @@ function check(row: Row): string | undefined {
     return `expected ${JSON.stringify(row.text)}, got ${'text' in got ? JSON.stringify(got.text) : `${got.code}: ${got.message}`}`;
   }
   if (raisesLikeJinja2(row.type, got)) {
-    // The issue asks for the template's line in the error; checked on the engine only.
-    if (!USING_ENGINE || row.lineno === undefined || !('message' in got)) return undefined;
+    // The error names the template's line, as Jinja2's does.
+    if (row.lineno === undefined || !('message' in got)) return undefined;
     const line = /\bline (\d+)\b/.exec(got.message)?.[1];
     return line === String(row.lineno)
       ? undefined
@@ -45,18 +41,6 @@ function check(row: Row): string | undefined {
 }
 
 describe(`Jinja2 semantics table (${doc.rows.length} rows) on ${UNDER_TEST}`, () => {
-  if (!USING_ENGINE) {
-    it('fallback: counts the divergences (the evidence for issue 15; not a gate)', () => {
-      const bad = doc.rows.map((r) => [r, check(r)] as const).filter(([, why]) => why !== undefined);
-      console.warn(
-        `semantics table: the fallback renderer diverges from Jinja2 on ${bad.length} of ${doc.rows.length} rows; ` +
-          'the rows are checked exactly once src/template/engine exists',
-      );
-      if (process.env.PROMPTENC_SEMANTICS_LIST) for (const [r, why] of bad) console.warn(`  ${r.id} ${JSON.stringify(r.template)}: ${why}`);
-      expect(doc.rows.length).toBeGreaterThan(500);
-    });
-    return;
-  }
   it.each(doc.rows)('$id: $template', (row) => {
     expect(check(row)).toBeUndefined();
   });

@@ -8,10 +8,6 @@ import { chatCommand } from './chat.js';
 import { benchCommand } from './bench.js';
 import { serveCommand } from './serve.js';
 import { parseCommand } from './parse.js';
-import { enableFastTemplates } from '../template/v8-tuning.js';
-
-// The CLI owns its process, so it takes the faster template rendering (see v8-tuning.ts).
-enableFastTemplates();
 
 const program = new Command('promptenc')
   .description('Chat conversations to the exact token ids a model receives')

@@ -1,7 +1,6 @@
 /** A worker thread of the pool (pool.ts): its own tokenizers and sessions; jobs in, results out. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PromptencError } from '../errors.js';
-import { enableFastTemplates } from '../template/v8-tuning.js';
 import { endpointFor } from './endpoints.js';
 import { execute, type JobResult } from './execute.js';
 import { runLines } from './lines.js';
@@ -13,8 +12,6 @@ const port = parentPort!;
 const init = workerData as WorkerInit;
 
 async function main(): Promise<void> {
-  // The thread belongs to the service, like the CLI's process (see v8-tuning.ts).
-  enableFastTemplates();
   const models = await ModelRegistry.load(init.specs);
   const ctx = { models, sessions: new SessionStore(init.sessions) };
   port.on('message', async ({ id, job }: { id: number; job: Job }) => {

@@ -1,4 +1,4 @@
-// Differential fuzzing of incremental rendering (src/template/incremental.ts): random templates
+// Differential fuzzing of incremental rendering (src/template/engine/memo.ts via render.ts): random templates
 // built from blocks that stress the reuse rule (loop-scope variables set in some iterations or
 // first set late, namespaces, recorded comparisons, loop.* and messages[...] reads, identity
 // tests, tool calls) against random edit scripts; every step's incremental render must equal a

@@ -18,9 +18,8 @@ export { EngineMemo } from './memo.js';
  * raise_exception, strftime_now), parsed once and compiled to closures, incremental over the
  * loop over `messages` (memo.ts), and bounded (TemplateLimits).
  *
- * Not yet what renderChat and sessions use (render.ts renders through @huggingface/jinja):
- * 21 rows of the Jinja2 semantics table (test/fixtures/jinja-semantics.json, run with
- * PROMPTENC_TEST_ENGINE=1) and the wiring into render.ts and sessions are still open.
+ * What renderChat and sessions render with: render.ts (ChatTemplate) builds transformers'
+ * context and converts the messages; sessions pass an EngineMemo.
  *
  * Context values are plain JS data, mapped to Python values as values.ts says: an integer
  * number is an int, any other number a float (a float with an integral value, Python's `1.0`,

@@ -257,6 +257,12 @@ function reusable(rec: IterRec, r: Run, s: Scope, items: readonly unknown[], i: 
   return true;
 }
 
+/** The string as one flat string: ToNumber flattens a V8 rope in place (its value is unused). */
+function flatten(s: string): string {
+  Number(s);
+  return s;
+}
+
 /** Shared by records that read nothing of a kind (most read little): replaced on the first push. */
 const NONE: never[] = [];
 
@@ -322,7 +328,9 @@ export const memoLoops: MemoLoops = {
         nsHook.read = savedRead;
         nsHook.whole = savedWhole;
       }
-      rec.out = r.out;
+      // Kept for later renders: flattened, so the record holds one string instead of the rope
+      // of small pieces the iteration wrote (which the next scavenge would copy cell by cell).
+      rec.out = flatten(r.out);
       pieces.push(r.out);
       r.flushed += r.out.length;
       r.out = '';
