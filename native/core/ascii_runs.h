@@ -55,6 +55,22 @@ inline size_t skipRange(const uint8_t* s, size_t k, size_t n, uint8_t lo, uint8_
   return k;
 }
 
+/// skipRange(s, skipRange(s, k, n, 'A', 'Z'), n, 'a', 'z'), both runs from one load when
+/// they end within 16 bytes (o200k's [A-Z]*[a-z]*: most words).
+inline size_t skipUpperThenLower(const uint8_t* s, size_t k, size_t n) {
+#if defined(__SSE2__)
+  if (k + 16 <= n) {
+    const __m128i v = load16(s + k);
+    const size_t u = firstSet(~inRange(v, 'A', 26) & 0xFFFFu);
+    if (u < 16) {
+      const size_t l = firstSet(~inRange(v, 'a', 26) & (0xFFFFu << u) & 0xFFFFu);
+      return l < 16 ? k + l : skipRange(s, k + 16, n, 'a', 'z');
+    }
+  }
+#endif
+  return skipRange(s, skipRange(s, k, n, 'A', 'Z'), n, 'a', 'z');
+}
+
 /// while (k < n && isLetter(s[k])) k++;
 inline size_t skipLetters(const uint8_t* s, size_t k, size_t n) {
 #if defined(__SSE2__)

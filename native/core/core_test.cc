@@ -231,6 +231,8 @@ static void checkAsciiFastPaths() {
       size_t k = i;
       while (k < n && p[k] >= 'A' && p[k] <= 'Z') k++;
       CHECK(ascii::skipRange(p, i, n, 'A', 'Z') == k);
+      while (k < n && p[k] >= 'a' && p[k] <= 'z') k++;
+      CHECK(ascii::skipUpperThenLower(p, i, n) == k);
       k = i;
       while (k < n && ascii::isLetter(p[k])) k++;
       CHECK(ascii::skipLetters(p, i, n) == k);

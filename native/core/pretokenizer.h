@@ -336,7 +336,7 @@ PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) 
     j = i + 1;
   }
   if (j != SIZE_MAX) {
-    const size_t k = ascii::skipRange(s, ascii::skipRange(s, j, n, 'A', 'Z'), n, 'a', 'z');
+    const size_t k = ascii::skipUpperThenLower(s, j, n);
     if (k == n || s[k] < 0x80) {
       size_t c = contractionCI(s, k, n);
       return c ? c : k;
