@@ -251,7 +251,6 @@ void ShortWordCache::grow() {
   const size_t sets = (mask_ + 1) * 2;
   table_.assign(sets * 2, Entry{});
   mask_ = sets - 1;
-  inserts_ = 0;
   // Way 1 first, so a set's most recent entry ends up in way 0 again (a set splits in two
   // when the table doubles; no two old sets share a new one). The piece's hash comes back
   // from the packed key, which holds all its bytes.
