@@ -251,26 +251,17 @@ void ShortWordCache::grow() {
   const size_t sets = (mask_ + 1) * 2;
   table_.assign(sets * 2, Entry{});
   mask_ = sets - 1;
-  inserts_ = 0;
   // Way 1 first, so a set's most recent entry ends up in way 0 again (a set splits in two
-  // when the table doubles; no two old sets share a new one). The piece's bytes, and so its
-  // hash, come back from the packed key: packShort keeps bytes 0-3 and n-4..n-1 (n >= 4), or
-  // 0, 1, n-2, n-1 (n < 4), which together are all of them.
+  // when the table doubles; no two old sets share a new one). The piece's hash comes back
+  // from the packed key, which holds all its bytes.
   for (size_t i = 0; i < old.size(); i++) {
     const Entry& e = old[i ^ 1];
     if (!e.len) continue;
-    uint8_t b[8];
     const size_t n = e.len;
-    if (n >= 4) {
-      const uint32_t lo = uint32_t(e.key), hi = uint32_t(e.key >> 32);
-      std::memcpy(b, &lo, 4);
-      std::memcpy(b + n - 4, &hi, 4);
-    } else {
-      b[0] = uint8_t(e.key);
-      b[1] = uint8_t(e.key >> 8);
-      b[n - 1] = uint8_t(e.key >> 24);
-    }
-    place(e.key, n, hashBytes(b, n), e.id);
+    uint8_t b[16];
+    std::memcpy(b, &e.lo, 8);
+    if (n > 8) std::memcpy(b + n - 8, &e.hi, 8);
+    place(e, hashBytes(b, n));
   }
 }
 
@@ -454,31 +445,35 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
   // (the whole-piece vocab id below included), and are far cheaper than the vocab probe
   // (three dependent cache misses: slot, offsets, bytes).
   const bool isShort = n <= ShortWordCache::kMaxLen;
-  const uint64_t key = isShort ? packShort(p, n) : 0;
+  const ShortWordCache::Key key = isShort ? ShortWordCache::keyOf(p, n) : ShortWordCache::Key{0, 0};
   if (isShort) {
-    const uint32_t id = scratch.shortCache.find(key, n, h);
-    if (id != kNoId) {
-      out.push_back(id);
+    if (const ShortWordCache::Entry* e = scratch.shortCache.find(key, n, h)) {
+      out.insert(out.end(), e->ids, e->ids + e->count);
       return;
     }
   }
   const bool cacheable = n <= WordCache::kMaxKey;
   const size_t outStart = out.size();
+  auto remember = [&] {
+    const size_t count = out.size() - outStart;
+    if (isShort && count >= 1 && count <= ShortWordCache::kMaxIds)
+      scratch.shortCache.insert(key, n, h, out.data() + outStart, count);
+  };
   if (cacheable && scratch.cache.lookup(p, n, h, out)) {
-    if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
+    remember();
     return;
   }
   if (ignoreMerges_) {
     uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
-      if (isShort) scratch.shortCache.insert(key, n, h, id);
+      remember();
       if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }
   mergeWord(p, n, out, scratch);
-  if (isShort && out.size() == outStart + 1) scratch.shortCache.insert(key, n, h, out[outStart]);
+  remember();
   if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }
 

@@ -69,33 +69,48 @@ inline uint32_t load32(const uint8_t* p) {
   return v;
 }
 
-/// The bytes of a string of n <= 8 bytes as one integer, distinct for distinct strings
-/// of the same length. Two overlapping fixed-size loads instead of memcpy(&v, p, n): a
-/// variable-length memcpy is a library call plus a store-forwarding stall, and pieces
-/// are mostly this short (the hash and the word-cache compare run once per piece).
+/// The bytes of a string of n <= 8 bytes as one integer, zero-padded: byte k in bits
+/// 8k..8k+7, so it equals a little-endian 8-byte load masked to n bytes (what the piece loop
+/// computes when 8 bytes are readable). Two overlapping fixed-size loads instead of
+/// memcpy(&v, p, n): a variable-length memcpy is a library call plus a store-forwarding
+/// stall, and pieces are mostly this short (the hash and the word-cache compare run once per
+/// piece). Overlapping bytes are equal, so OR joins the parts.
 inline uint64_t packShort(const uint8_t* p, size_t n) {
-  if (n >= 4) return load32(p) | (uint64_t(load32(p + n - 4)) << 32);
-  if (n >= 2) return uint64_t(p[0]) | uint64_t(p[1]) << 8 | uint64_t(p[n - 2]) << 16 | uint64_t(p[n - 1]) << 24;
+  if (n >= 4) return uint64_t(load32(p)) | (uint64_t(load32(p + n - 4)) << (8 * (n - 4)));
+  if (n >= 2) return uint64_t(p[0]) | uint64_t(p[1]) << 8 | uint64_t(p[n - 1]) << (8 * (n - 1));
   return n ? p[0] : 0;
+}
+
+/// hashBytes of a string of n <= 8 bytes from its packShort value.
+inline uint64_t hashShort(uint64_t v, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
+  h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 29;
+  return h + (h == 0);
 }
 
 /// Fast 64-bit hash of a byte string (never 0, so 0 can mark empty slots). Tables index
 /// it with its low bits, so none of them is fixed (an earlier `h | 1` left every odd
 /// slot as the only home slots: half of each table unused, probe runs twice as long).
 inline uint64_t hashBytes(const uint8_t* p, size_t n) {
+  if (n <= 8) return hashShort(packShort(p, n), n);
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
-  uint64_t v;
-  if (n <= 8) {
-    v = packShort(p, n);
-  } else {
-    const uint8_t* last = p + n - 8;
-    for (; p < last; p += 8) {
-      h = (h ^ load64(p)) * 0xFF51AFD7ED558CCDull;
-      h ^= h >> 32;
-    }
-    v = load64(last);  // the final 8 bytes, overlapping the previous block when n % 8 != 0
+  const uint8_t* last = p + n - 8;
+  for (; p < last; p += 8) {
+    h = (h ^ load64(p)) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
   }
-  h = (h ^ v) * 0xC4CEB9FE1A85EC53ull;
+  h = (h ^ load64(last)) * 0xC4CEB9FE1A85EC53ull;  // the final 8 bytes, overlapping when n % 8 != 0
+  h ^= h >> 29;
+  return h + (h == 0);
+}
+
+/// hashBytes of a string of 9 to 16 bytes from its first and last 8 bytes.
+inline uint64_t hashMid(uint64_t lo, uint64_t hi, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t(n) * 0xA24BAED4963EE407ull);
+  h = (h ^ lo) * 0xFF51AFD7ED558CCDull;
+  h ^= h >> 32;
+  h = (h ^ hi) * 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 29;
   return h + (h == 0);
 }
@@ -207,6 +222,16 @@ class WordCache {
     (void)h;
 #endif
   }
+  /// The address a lookup of hash h starts at, as plain values (see ShortWordCache::View).
+  struct View {
+    const void* slots;
+    size_t mask;
+    const void* slot(uint64_t h) const { return static_cast<const char*>(slots) + (h & mask) * 64; }
+  };
+  View view() const {
+    static const char kNone[64] = {};
+    return slots_.empty() ? View{kNone, 0} : View{slots_.data(), mask_};
+  }
   /// Entries and evictions so far (tests and bench/linearity.mjs).
   size_t size() const { return count_; }
   size_t evictions() const { return evictions_; }
@@ -247,56 +272,82 @@ class WordCache {
   size_t evictions_ = 0;
 };
 
-/// The front of the word cache for the most common case: a piece of 2 to 8 bytes whose
-/// ids are one token. 16-byte entries (the piece packed in 8 bytes, its length, the id) in
-/// 2-way sets, so a hit is one probe of one line and no byte compare, and the hot words of a
-/// text stay in L2, where the 64-byte slots of WordCache (4x the memory for the same pieces)
-/// do not. A new entry takes way 0 and moves the old one to way 1. The table starts at 128 KB
-/// and doubles, up to kMaxSets (8 MB, 512k pieces), each time it has taken as many new
-/// entries as it has ways: a text whose short pieces do not fit keeps growing it, one whose
-/// pieces fit stops early.
+/// The front of the word cache for the most common case: a piece of 2 to 16 bytes whose
+/// ids are one or two tokens. 32-byte entries (the piece packed in two 8-byte words, its
+/// length, the ids) in 2-way sets of one cache line, so a hit is one probe of one line and
+/// no byte compare, and the hot words of a text stay in L2, where the 64-byte slots of
+/// WordCache (2x the memory for the same pieces) do not. A new entry takes way 0 and moves
+/// the old one to way 1. The table starts at 256 KB and doubles, up to kMaxSets (16 MB, 512k
+/// pieces), whenever it has taken half as many entries as it has ways since it was made
+/// (an upper bound of what it holds): a text whose short pieces do not fit keeps growing
+/// it, one whose pieces fit stops early. (Counting only the entries since the last doubling
+/// left 200k distinct pieces in 128k entries, and a third of a warm pass over the o200k rank
+/// table fell through to WordCache.)
 class ShortWordCache {
  public:
-  static constexpr size_t kMaxLen = 8;
+  static constexpr size_t kMaxLen = 16;
+  static constexpr size_t kMaxIds = 2;
   static constexpr size_t kMinSets = size_t(1) << 12;
   static constexpr size_t kMaxSets = size_t(1) << 18;
-  uint32_t find(uint64_t key, size_t n, uint64_t h) const {
-    if (table_.empty()) return kNoId;
-    const Entry* e = &table_[setOf(h) * 2];
-    if (e[0].key == key && e[0].len == n) return e[0].id;
-    if (e[1].key == key && e[1].len == n) return e[1].id;
-    return kNoId;
+  /// A piece of n bytes (2 <= n <= 16) as two words, distinct for distinct pieces of one
+  /// length: n <= 8: (packShort, 0); else the first 8 and the last 8 bytes, overlapping.
+  struct Key {
+    uint64_t lo, hi;
+  };
+  static Key keyOf(const uint8_t* p, size_t n) {
+    return n <= 8 ? Key{packShort(p, n), 0} : Key{load64(p), load64(p + n - 8)};
   }
-  void insert(uint64_t key, size_t n, uint64_t h, uint32_t id) {
+  struct alignas(32) Entry {
+    uint64_t lo = 0, hi = 0;
+    uint32_t ids[kMaxIds] = {};
+    uint32_t len = 0;  // 0 = empty (pieces here have 2 to 16 bytes)
+    uint32_t count = 0;
+  };
+  static_assert(sizeof(Entry) == 32, "two entries per cache line");
+  /// The table as two plain values, for a piece loop that keeps them in registers (a
+  /// member read after each out.push_back cannot be). Valid until the next insert. An
+  /// empty cache is one set that matches nothing, so the loop needs no emptiness test.
+  struct View {
+    const Entry* table;
+    size_t mask;
+    const Entry* set(uint64_t h) const { return table + (size_t(h >> 40) & mask) * 2; }
+    const Entry* find(Key k, size_t n, uint64_t h) const {
+      const Entry* e = set(h);
+      if (e[0].lo == k.lo && e[0].hi == k.hi && e[0].len == n) return e;
+      if (e[1].lo == k.lo && e[1].hi == k.hi && e[1].len == n) return e + 1;
+      return nullptr;
+    }
+  };
+  View view() const {
+    alignas(64) static const Entry kNone[2] = {};
+    return table_.empty() ? View{kNone, 0} : View{table_.data(), mask_};
+  }
+  const Entry* find(Key k, size_t n, uint64_t h) const { return view().find(k, n, h); }
+  /// count: 1 or 2 ids.
+  void insert(Key k, size_t n, uint64_t h, const uint32_t* ids, size_t count) {
     if (table_.empty()) {
       table_.assign(kMinSets * 2, Entry{});
       mask_ = kMinSets - 1;
-    } else if (inserts_ >= table_.size() && mask_ + 1 < kMaxSets) {
+    } else if (inserts_ * 2 >= table_.size() && mask_ + 1 < kMaxSets) {
       grow();
     }
     inserts_++;
-    place(key, n, h, id);
-  }
-  void prefetch(uint64_t h) const {
-#if defined(__GNUC__) || defined(__clang__)
-    if (!table_.empty()) __builtin_prefetch(&table_[setOf(h) * 2]);
-#else
-    (void)h;
-#endif
+    Entry en;
+    en.lo = k.lo;
+    en.hi = k.hi;
+    en.len = uint32_t(n);
+    en.count = uint32_t(count);
+    for (size_t i = 0; i < count; i++) en.ids[i] = ids[i];
+    place(en, h);
   }
 
  private:
-  struct Entry {
-    uint64_t key = 0;
-    uint32_t id = 0;
-    uint32_t len = 0;  // 0 = empty (pieces here have 2 to 8 bytes)
-  };
   // Bits above WordCache's index bits, so pieces that collide there do not collide here too.
   size_t setOf(uint64_t h) const { return size_t(h >> 40) & mask_; }
-  void place(uint64_t key, size_t n, uint64_t h, uint32_t id) {
+  void place(const Entry& en, uint64_t h) {
     Entry* e = &table_[setOf(h) * 2];
     e[1] = e[0];
-    e[0] = Entry{key, id, uint32_t(n)};
+    e[0] = en;
   }
   void grow();
   HugeVector<Entry> table_;
@@ -444,7 +495,7 @@ struct BpeScratch {
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
   RankQueue queue;                // long pieces
-  ShortWordCache shortCache;      // in front of cache: pieces of <= 8 bytes with one id
+  ShortWordCache shortCache;      // in front of cache: pieces of <= 16 bytes with <= 2 ids
   WordCache cache;
 };
 
@@ -464,26 +515,8 @@ class BpeModel {
   }
   /// The same with h = hashBytes(p, n) already computed (any value when n < 2).
   void encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out, BpeScratch& scratch) const;
-  /// encodeWord's common case, inline in the caller's piece loop (no call, no frame): a piece
-  /// of one byte, or of <= 8 bytes found in the short cache. False: call encodeWord.
-  PROMPTENC_ALWAYS_INLINE bool encodeWordFast(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out,
-                                              const BpeScratch& scratch) const {
-    if (n == 1) {
-      const uint32_t id = byteToId_[p[0]];
-      if (id != kNoId) out.push_back(id);
-      return true;
-    }
-    if (n > ShortWordCache::kMaxLen) return false;
-    const uint32_t id = scratch.shortCache.find(packShort(p, n), n, h);
-    if (id == kNoId) return false;
-    out.push_back(id);
-    return true;
-  }
-  /// Starts loading the cache slot of a piece that encodeWord will get soon.
-  static void prefetchWord(uint64_t h, size_t n, const BpeScratch& scratch) {
-    if (n <= ShortWordCache::kMaxLen) scratch.shortCache.prefetch(h);
-    scratch.cache.prefetch(h);
-  }
+  /// The id of a one-byte piece (kNoId: dropped, as HF drops a byte with no token).
+  uint32_t byteId(uint8_t b) const { return byteToId_[b]; }
 
   /// The merges of one pre-token (no whole-piece vocab shortcut). Pieces of at least
   /// queueMinSymbols bytes are first cut at provably uncrossable boundaries (see

@@ -173,8 +173,91 @@ static void checkBatch() {
   CHECK(encodeBatch(enc, pool, one, 16) == std::vector<std::vector<uint32_t>>{want[3]});
 }
 
+// The ASCII fast paths (ascii_runs.h, matchO200k, matchCl100kFast) == the general scanners,
+// on random text over an alphabet that mixes every ASCII class with non-ASCII letters, marks,
+// digits and White_Space, in runs long enough to cross the 16-byte steps.
+static void checkAsciiFastPaths() {
+  for (uint32_t b = 0; b < 128; b++) {
+    const uint16_t f = kAscii.f[b];
+    CHECK(ascii::isLetter(uint8_t(b)) == ((f & uflag::L) != 0));
+    CHECK(ascii::isDigit(uint8_t(b)) == ((f & uflag::N) != 0));
+    CHECK(ascii::isSpace(uint8_t(b)) == ((f & uflag::SPACE) != 0));
+  }
+  const char* alphabet[] = {"a",
+                            "z",
+                            "Q",
+                            "Z",
+                            "0",
+                            "9",
+                            " ",
+                            " ",
+                            "\n",
+                            "\r",
+                            "\t",
+                            "\v",
+                            "'",
+                            "s",
+                            "/",
+                            ".",
+                            "-",
+                            "_",
+                            "@",
+                            "[",
+                            "`",
+                            "{",
+                            "\x7f",
+                            "\x01",
+                            "\xC3\xA9",
+                            "\xC5\xBF",
+                            "\xC2\xA0",
+                            "\xE3\x80\x80",
+                            "\xE4\xB8\xAD",
+                            "\xD9\xA3",
+                            "\xCC\x81",
+                            "\xF0\x9F\x8E\x89"};
+  const size_t letters = sizeof alphabet / sizeof alphabet[0];
+  std::mt19937 rnd(7);
+  for (int round = 0; round < 4000; round++) {
+    std::string t;
+    const size_t len = 1 + rnd() % 80;
+    while (t.size() < len) {
+      const char* c = alphabet[rnd() % (round % 2 ? letters : 24)];  // odd rounds: with non-ASCII
+      const size_t run = rnd() % 4 == 0 ? 1 + rnd() % 20 : 1;
+      for (size_t k = 0; k < run; k++) t += c;
+    }
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
+    const size_t n = t.size();
+    for (size_t i = 0; i < n; i++) {
+      size_t k = i;
+      while (k < n && p[k] >= 'A' && p[k] <= 'Z') k++;
+      CHECK(ascii::skipRange(p, i, n, 'A', 'Z') == k);
+      while (k < n && p[k] >= 'a' && p[k] <= 'z') k++;
+      CHECK(ascii::skipUpperThenLower(p, i, n) == k);
+      k = i;
+      while (k < n && ascii::isLetter(p[k])) k++;
+      CHECK(ascii::skipLetters(p, i, n) == k);
+      k = i;
+      while (k < n && p[k] < 0x80 && !(kAscii.f[p[k]] & (uflag::L | uflag::N | uflag::SPACE))) k++;
+      CHECK(ascii::skipPunct(p, i, n) == k);
+    }
+    using namespace pretok_detail;
+    auto general = [&](auto match) {
+      std::vector<std::string> out;
+      auto emit = [&](size_t b, size_t e) { out.emplace_back(t.substr(b, e - b)); };
+      scanPieces(p, 0, n, emit, match);
+      return out;
+    };
+    CHECK(pieces(PreTokenizerKind::O200k, t) == general(matchO200kGeneral));
+    CHECK(pieces(PreTokenizerKind::Cl100k, t) ==
+          general([](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 3); }));
+    CHECK(pieces(PreTokenizerKind::Qwen2, t) ==
+          general([](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 1); }));
+  }
+}
+
 int main() {
   checkLongPathMatchesHeap();
+  checkAsciiFastPaths();
   // from_utf8_lossy: maximal subparts.
   {
     std::string out;

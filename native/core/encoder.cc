@@ -151,33 +151,74 @@ void Encoder::encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint3
 // piece's word-cache slot is prefetched when the scanner emits it and looked up a few
 // pieces later, so the (random, usually missing) slot loads overlap instead of
 // stalling one after another. Output order is unchanged.
+// The common pieces are answered here, inline in the scanner's loop: one byte (its id), or
+// 2 to 16 bytes found in the short cache, whose table address stays in a register (a View,
+// refreshed after encodeWord, the only thing that inserts). Such a piece is packed once
+// (one or two loads, and a mask when 8 bytes are readable) for its hash and its key.
+// Everything else goes to encodeWord.
 void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out,
                            EncodeState& scratch) const {
   constexpr size_t K = EncodeState::kLookahead;
+  static_assert((K & (K - 1)) == 0, "ring indices wrap with a mask");
   EncodeState::Pending* ring = scratch.pending;
+  BpeScratch& bs = scratch.bpe;
+  ShortWordCache::View shortView = bs.shortCache.view();
+  WordCache::View cacheView = bs.cache.view();
   size_t head = 0, size = 0;
-  preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) {
+  auto finish = [&](const EncodeState::Pending& q) PROMPTENC_LAMBDA_INLINE {
+    if (q.len == 1) {
+      const uint32_t id = model_.byteId(s[q.start]);
+      if (id != kNoId) out.push_back(id);
+      return;
+    }
+    if (q.len <= ShortWordCache::kMaxLen) {
+      if (const ShortWordCache::Entry* en = shortView.find(q.key, q.len, q.hash)) {
+        out.push_back(en->ids[0]);
+        if (en->count > 1) out.push_back(en->ids[1]);
+        return;
+      }
+    }
+    model_.encodeWord(s + q.start, q.len, q.hash, out, bs);
+    shortView = bs.shortCache.view();
+    cacheView = bs.cache.view();
+  };
+  preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) PROMPTENC_LAMBDA_INLINE {
     const size_t n = y - x;
     uint64_t h = 0;
-    if (n >= 2) {
-      h = hashBytes(s + x, n);
-      BpeModel::prefetchWord(h, n, scratch.bpe);
+    ShortWordCache::Key key{0, 0};
+    if (n <= 8) {
+      if (n >= 2) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        key.lo = x + 8 <= e ? load64(s + x) & (~uint64_t(0) >> (64 - 8 * n)) : packShort(s + x, n);
+#else
+        key.lo = packShort(s + x, n);
+#endif
+        h = hashShort(key.lo, n);
+        prefetchLine(shortView.set(h));
+        prefetchLine(cacheView.slot(h));
+      }
+    } else {
+      if (n <= ShortWordCache::kMaxLen) {
+        key = ShortWordCache::keyOf(s + x, n);
+        h = hashMid(key.lo, key.hi, n);
+        prefetchLine(shortView.set(h));
+      } else {
+        h = hashBytes(s + x, n);
+      }
+      prefetchLine(cacheView.slot(h));
     }
     if (size == K) {
-      const EncodeState::Pending& q = ring[head];
-      if (!model_.encodeWordFast(s + q.start, q.len, q.hash, out, scratch.bpe))
-        model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
-      ring[head] = EncodeState::Pending{x, n, h};
-      head = (head + 1) % K;
+      finish(ring[head]);
+      ring[head] = EncodeState::Pending{x, n, h, key};
+      head = (head + 1) & (K - 1);
     } else {
-      ring[(head + size) % K] = EncodeState::Pending{x, n, h};
+      ring[(head + size) & (K - 1)] = EncodeState::Pending{x, n, h, key};
       size++;
     }
   });
   for (; size > 0; size--) {
-    const EncodeState::Pending& q = ring[head];
-    model_.encodeWord(s + q.start, q.len, q.hash, out, scratch.bpe);
-    head = (head + 1) % K;
+    finish(ring[head]);
+    head = (head + 1) & (K - 1);
   }
 }
 

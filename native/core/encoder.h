@@ -49,6 +49,7 @@ struct EncodeState {
     size_t start;
     size_t len;
     uint64_t hash;
+    ShortWordCache::Key key;  // when the piece has 2 to ShortWordCache::kMaxLen bytes
   };
   static constexpr size_t kLookahead = 8;
   Pending pending[kLookahead];

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ascii_runs.h"
 #include "unicode.h"
 
 #if defined(__SSE2__)
@@ -122,6 +123,25 @@ inline size_t whitespaceTail(const uint8_t* s, size_t i, size_t n, bool withNewl
   return j;
 }
 
+/// whitespaceTail at an ASCII whitespace char, its ASCII run found 16 bytes at a time. A
+/// run that stops at a byte >= 0x80 (U+0085, U+00A0, U+3000 … are White_Space too) goes
+/// to whitespaceTail; otherwise the run's last char starts at j - 1.
+inline size_t whitespaceTailAscii(const uint8_t* s, size_t i, size_t n, bool withNewlineBranch) {
+  size_t lastNl = SIZE_MAX;
+  const size_t j = ascii::skipSpaces(s, i, n, &lastNl);
+  if (j < n && s[j] >= 0x80) return whitespaceTail(s, i, n, withNewlineBranch);
+  if (withNewlineBranch && lastNl != SIZE_MAX) return lastNl + 1;
+  if (j == n || j - i < 2) return j;
+  return j - 1;
+}
+
+/// runNot(s, i, n, S | L | N), its ASCII part found 16 bytes at a time; from a byte
+/// >= 0x80 on, runNot itself goes on.
+inline size_t runPunct(const uint8_t* s, size_t i, size_t n) {
+  const size_t k = ascii::skipPunct(s, i, n);
+  return k < n && s[k] >= 0x80 ? runNot(s, k, n, kS | kL | kN) : k;
+}
+
 /// One match of the Llama-3 (maxDigits 3) / Qwen2 (maxDigits 1) regex at i.
 /// Every char starts some branch, so this always consumes at least one char.
 PROMPTENC_NOINLINE inline size_t matchCl100k(const uint8_t* s, size_t i, size_t n, int maxDigits) {
@@ -175,8 +195,7 @@ PROMPTENC_ALWAYS_INLINE size_t matchCl100kFast(const uint8_t* s, size_t i, size_
     j = i + 1;
   }
   if (j != SIZE_MAX) {
-    size_t k = j + 1;
-    while (k < n && isAsciiLetter(s[k])) k++;
+    const size_t k = ascii::skipLetters(s, j + 1, n);
     if (k == n || s[k] < 0x80) return k;
     return matchCl100k(s, i, n, maxDigits);
   }
@@ -187,10 +206,9 @@ PROMPTENC_ALWAYS_INLINE size_t matchCl100kFast(const uint8_t* s, size_t i, size_
     if (k == i + size_t(maxDigits) || k == n || s[k] < 0x80) return k;
     return matchCl100k(s, i, n, maxDigits);
   }
-  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, false);
-  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN)))
-    return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, false);
-  return whitespaceTail(s, i, n, true);
+  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runPunct(s, i, n), n, false);
+  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN))) return skipCrLf(s, runPunct(s, i + 1, n), n, false);
+  return whitespaceTailAscii(s, i, n, true);
 }
 
 /// One match of the GPT-2 regex at i:
@@ -318,9 +336,7 @@ PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) 
     j = i + 1;
   }
   if (j != SIZE_MAX) {
-    size_t k = j;
-    while (k < n && s[k] >= 'A' && s[k] <= 'Z') k++;
-    while (k < n && s[k] >= 'a' && s[k] <= 'z') k++;
+    const size_t k = ascii::skipUpperThenLower(s, j, n);
     if (k == n || s[k] < 0x80) {
       size_t c = contractionCI(s, k, n);
       return c ? c : k;
@@ -338,12 +354,11 @@ PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) 
     return matchO200kGeneral(s, i, n);
   }
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  without the space (s[i] is punctuation, a symbol or a control char)
-  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runNot(s, i, n, kS | kL | kN), n, true);
+  if (!(f0 & (kS | kL | kN))) return skipCrLf(s, runPunct(s, i, n), n, true);
   //  ?[^\s\p{L}\p{N}]+[\r\n/]*  with the space
-  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN)))
-    return skipCrLf(s, runNot(s, i + 1, n, kS | kL | kN), n, true);
+  if (b0 == ' ' && hasNext && !(kAscii.f[b1] & (kS | kL | kN))) return skipCrLf(s, runPunct(s, i + 1, n), n, true);
   // \s*[\r\n]+ | \s+(?!\S) | \s+   (s[i] is whitespace here)
-  return whitespaceTail(s, i, n, true);
+  return whitespaceTailAscii(s, i, n, true);
 }
 
 inline bool isAsciiPunct(uint8_t b) {

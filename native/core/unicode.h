@@ -55,6 +55,22 @@ struct Char {
 #define PROMPTENC_ALWAYS_INLINE inline
 #define PROMPTENC_NOINLINE
 #endif
+// For a lambda (`[&](...) PROMPTENC_LAMBDA_INLINE { ... }`): the piece loop's callbacks are
+// called once per piece from each scanner, and GCC kept them out of line (a call per piece).
+#if defined(__GNUC__) || defined(__clang__)
+#define PROMPTENC_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define PROMPTENC_LAMBDA_INLINE
+#endif
+
+/// Starts loading the cache line at p (a hint; no effect where unsupported).
+inline void prefetchLine(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
 
 /// The non-ASCII half of charAt, kept out of line so the ASCII half inlines.
 PROMPTENC_NOINLINE inline Char charAtNonAscii(const uint8_t* s, size_t i, size_t n) {
