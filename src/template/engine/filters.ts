@@ -1,5 +1,21 @@
 import { dumps } from './json.js';
-import { getattr, getitem, pyCapitalize, pySplitlines, pyStrip, pyTitle } from './methods.js';
+import {
+  center,
+  filesizeformat,
+  htmlEscape,
+  indentFilter,
+  percentFormat,
+  pformat,
+  striptags,
+  titleFilter,
+  truncate,
+  urlencode,
+  urlize,
+  wordwrap,
+  xmlattr,
+} from './filters-text.js';
+import { getattr, getitem, pyStrip } from './methods.js';
+import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pycase.js';
 import {
   compare,
   dictEntries,
@@ -21,7 +37,6 @@ import {
   PyTuple,
   PyView,
   Range,
-  repr,
   str,
   truthy,
   tuple,
@@ -103,20 +118,6 @@ function pyFloat(v: unknown, def: unknown): unknown {
   return def ?? new PyFloat(0);
 }
 
-/** jinja2.filters.do_indent, with str.splitlines; the value must be a string (Jinja2 appends "\n" to it). */
-function indentFilter(s: unknown, width: unknown, first: unknown, blank: unknown): string {
-  if (typeof s !== 'string') fail(`can only concatenate str (not "${typeName(s)}") to str`);
-  const pad = typeof width === 'string' ? width : ' '.repeat(num(width ?? 4));
-  const lines = pySplitlines(`${s}\n`);
-  let rv: string;
-  if (truthy(blank)) rv = lines.join(`\n${pad}`);
-  else {
-    rv = lines.shift() ?? '';
-    if (lines.length) rv += `\n${lines.map((l) => (l ? pad + l : l)).join('\n')}`;
-  }
-  return truthy(first) ? pad + rv : rv;
-}
-
 /**
  * Python's round(x, p): the exact decimal value of the binary float decides (2.675 is below the
  * tie: 2.67), and exact ties go to the even digit (2.5 → 2, 0.125 → 0.12). toFixed rounds the
@@ -189,69 +190,6 @@ function groupTuple(key: unknown, list: unknown[]): PyTuple {
   return t;
 }
 
-function htmlEscape(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
-}
-
-function printf(fmt: string, args: unknown[]): string {
-  let i = 0;
-  return fmt.replace(
-    /%([-+ 0#]*)(\d+)?(?:\.(\d+))?([sdifrxXeEgGc%])/g,
-    (_m, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
-      if (conv === '%') return '%';
-      const v = args[i++];
-      let s: string;
-      switch (conv) {
-        case 's':
-          s = str(v);
-          if (prec !== undefined) s = s.slice(0, Number(prec));
-          break;
-        case 'r':
-          s = repr(v);
-          break;
-        case 'd':
-        case 'i':
-          s = String(Math.trunc(num(v)));
-          break;
-        case 'f':
-          s = num(v).toFixed(prec === undefined ? 6 : Number(prec));
-          break;
-        case 'x':
-          s = Math.trunc(num(v)).toString(16);
-          break;
-        case 'X':
-          s = Math.trunc(num(v)).toString(16).toUpperCase();
-          break;
-        case 'e':
-        case 'E': {
-          const t = num(v).toExponential(prec === undefined ? 6 : Number(prec));
-          s = t.replace(/e([+-])(\d)$/, 'e$10$2');
-          if (conv === 'E') s = s.toUpperCase();
-          break;
-        }
-        case 'c':
-          s = typeof v === 'string' ? v : String.fromCodePoint(num(v));
-          break;
-        default:
-          s = str(v);
-      }
-      if (flags.includes('+') && /[dif]/.test(conv) && num(v) >= 0) s = `+${s}`;
-      if (width !== undefined && s.length < Number(width)) {
-        const w = Number(width);
-        s = flags.includes('-') ? s.padEnd(w) : flags.includes('0') && /[difxXeE]/.test(conv) ? s.padStart(w, '0') : s.padStart(w);
-      }
-      return s;
-    },
-  );
-}
-
-/** Python `fmt % args`. */
-export function percentFormat(fmt: string, v: unknown): string {
-  const args = v instanceof PyTuple ? [...v] : [v];
-  if (isDict(v) && /%\(/.test(fmt)) return fmt.replace(/%\((\w+)\)s/g, (_, k: string) => str(getitem(v, k)));
-  return printf(fmt, args);
-}
-
 export const FILTERS: Record<string, Filter> = {
   abs: (_h, v) => (typeof v === 'bigint' ? (v < 0n ? -v : v) : isFloat(v) ? float(Math.abs(num(v))) : Math.abs(num(v))),
   // attr() is getattr only (the sandbox's): a dict's item is not an attribute.
@@ -269,14 +207,7 @@ export const FILTERS: Record<string, Filter> = {
     return gen(out);
   },
   capitalize: (_h, v) => pyCapitalize(str(v)),
-  center: (_h, v, a) => {
-    const s = str(v);
-    const w = num(a[0] ?? 80);
-    if (w <= s.length) return s;
-    const total = w - s.length;
-    const left = Math.floor(total / 2) + (total & w & 1);
-    return ' '.repeat(left) + s + ' '.repeat(total - left);
-  },
+  center: (_h, v, a, k) => center(str(v), num(arg(a, k, 0, 'width', 80))),
   count: (_h, v) => length(v),
   // dictsort/sort/groupby/list return lists, as in Jinja2.
   default: (_h, v, a, k) => {
@@ -295,6 +226,7 @@ export const FILTERS: Record<string, Filter> = {
     return items;
   },
   escape: (_h, v) => htmlEscape(str(v)),
+  filesizeformat: (_h, v, a, k) => filesizeformat(v, arg(a, k, 0, 'binary', false)),
   first: (_h, v) => {
     if (v instanceof Range) return v.length > 0 ? v.at(0) : undefined;
     if (v instanceof PyIter) return v.pos < v.items.length ? v.items[v.pos++] : undefined;
@@ -325,9 +257,9 @@ export const FILTERS: Record<string, Filter> = {
   },
   length: (_h, v) => length(v),
   list: (_h, v) => toList(v),
-  lower: (_h, v) => str(v).toLowerCase(),
+  lower: (_h, v) => pyLower(str(v)),
   map: (h, v, a, k) => gen(mapFilter(h, v, a, k)),
-  pprint: (_h, v) => repr(v),
+  pprint: (_h, v) => pformat(v),
   max: (_h, v, a, k) => extreme(v, a, k, 1),
   min: (_h, v, a, k) => extreme(v, a, k, -1),
   reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
@@ -394,11 +326,7 @@ export const FILTERS: Record<string, Filter> = {
       .map((x) => x[2]);
   },
   string: (_h, v) => str(v),
-  striptags: (_h, v) =>
-    str(v)
-      .replace(/<!--[\s\S]*?-->|<[^>]*>/g, '')
-      .replace(/\s+/g, ' ')
-      .trim(),
+  striptags: (_h, v) => striptags(str(v)),
   sum: (_h, v, a, k) => {
     const attr = arg(a, k, 0, 'attribute', null);
     let total: unknown = arg(a, k, 1, 'start', 0);
@@ -409,7 +337,7 @@ export const FILTERS: Record<string, Filter> = {
     }
     return total;
   },
-  title: (_h, v) => str(v).replace(/([^\s\-([{<]+)/g, (w) => pyTitleWord(w)),
+  title: (_h, v) => titleFilter(str(v)),
   // transformers' override: tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
   tojson: (_h, v, a, k) => {
     const indent = arg(a, k, 1, 'indent', null);
@@ -423,25 +351,7 @@ export const FILTERS: Record<string, Filter> = {
     });
   },
   trim: (_h, v, a, k) => pyStrip(str(v), arg(a, k, 0, 'chars', null)),
-  truncate: (_h, v, a, k) => {
-    if (typeof v !== 'string') {
-      // len(s) first: a short list or dict comes back as it is; anything else raises.
-      if (!Array.isArray(v) && !isDict(v)) fail(`object of type '${typeName(v)}' has no len()`);
-      if (length(v) <= num(arg(a, k, 0, 'length', 255)) + num(arg(a, k, 3, 'leeway', 5))) return v;
-      fail('truncate: a sequence longer than the length');
-    }
-    const s = v;
-    const len = num(arg(a, k, 0, 'length', 255));
-    const killwords = truthy(arg(a, k, 1, 'killwords', false));
-    const end = str(arg(a, k, 2, 'end', '...'));
-    const leeway = num(arg(a, k, 3, 'leeway', 5));
-    if (len < end.length) fail(`expected length >= ${end.length}, got ${len}`);
-    if (s.length <= len + leeway) return s;
-    if (killwords) return s.slice(0, len - end.length) + end;
-    const cut = s.slice(0, len - end.length);
-    const sp = cut.lastIndexOf(' ');
-    return (sp >= 0 ? cut.slice(0, sp) : cut) + end;
-  },
+  truncate: (_h, v, a, k) => truncate(v, arg(a, k, 0, 'length', 255), arg(a, k, 1, 'killwords', false), arg(a, k, 2, 'end', '...'), arg(a, k, 3, 'leeway', 5)),
   unique: (_h, v, a, k) => {
     const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
     const attr = arg(a, k, 1, 'attribute', null);
@@ -457,17 +367,17 @@ export const FILTERS: Record<string, Filter> = {
     }
     return gen(out);
   },
-  upper: (_h, v) => str(v).toUpperCase(),
-  wordcount: (_h, v) => (str(v).match(/\w+/gu) ?? []).length,
+  upper: (_h, v) => pyUpper(str(v)),
+  urlencode: (_h, v) => urlencode(v),
+  urlize: (_h, v, a, k) =>
+    urlize(v, arg(a, k, 0, 'trim_url_limit', null), arg(a, k, 1, 'nofollow', false), arg(a, k, 2, 'target', null), arg(a, k, 3, 'rel', null)),
+  wordcount: (_h, v) => (str(v).match(/[\p{L}\p{N}_]+/gu) ?? []).length,
+  wordwrap: (_h, v, a, k) =>
+    wordwrap(v, arg(a, k, 0, 'width', 79), arg(a, k, 1, 'break_long_words', true), arg(a, k, 2, 'wrapstring', null), arg(a, k, 3, 'break_on_hyphens', true)),
+  xmlattr: (_h, v, a, k) => xmlattr(v, arg(a, k, 0, 'autospace', true)),
 };
 FILTERS.d = FILTERS.default!;
 FILTERS.e = FILTERS.escape!;
-FILTERS.capitalize = (_h, v) => pyCapitalize(str(v));
-void pyTitle;
-
-function pyTitleWord(w: string): string {
-  return w.length ? w[0]!.toUpperCase() + w.slice(1).toLowerCase() : w;
-}
 
 function mapFilter(h: FilterHost, v: unknown, a: unknown[], k: Kw): unknown[] {
   // Jinja2's do_map: `if value:` first, so a false value is not iterated.
@@ -527,8 +437,9 @@ export const TESTS: Record<string, Test> = {
   // Undefined defines __iter__ and __len__: iterable and a sequence, as Jinja2's tests say.
   iterable: (_h, v) =>
     v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof PyIter || v instanceof PyView,
-  lower: (_h, v) => typeof v === 'string' && v === v.toLowerCase(),
-  upper: (_h, v) => typeof v === 'string' && v === v.toUpperCase(),
+  // tests.py test_lower/test_upper: str(value).islower() / .isupper().
+  lower: (_h, v) => pyIsLower(str(v)),
+  upper: (_h, v) => pyIsUpper(str(v)),
   mapping: (_h, v) => isDict(v),
   none: (_h, v) => v === null,
   sameas: (_h, v, a) => v === a[0] || (v instanceof PyFloat && a[0] instanceof PyFloat && v.v === a[0].v && false),
@@ -573,4 +484,4 @@ export function contains(hay: unknown, needle: unknown): boolean {
   return fail(`argument of type '${typeName(hay)}' is not iterable`);
 }
 
-export { floatRepr };
+export { floatRepr, percentFormat };

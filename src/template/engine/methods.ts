@@ -10,6 +10,7 @@ import {
   Namespace,
   nsHook,
   num,
+  PyBytes,
   PyCallable,
   PyObject,
   PyView,
@@ -19,6 +20,9 @@ import {
   tuple,
   typeName,
 } from './values.js';
+import { pyCapitalize, pyCasefold, pyIsLower, pyIsTitle, pyIsUpper, pyLower, pySwapcase, pyTitle, pyUpper } from './pycase.js';
+
+export { pyCapitalize, pyTitle };
 
 /**
  * Methods of Python's str, dict and list that templates call (`message.content.strip()`,
@@ -123,24 +127,6 @@ export function pySplitlines(s: string): string[] {
   return out;
 }
 
-/** Python str.title(): a letter after a non-letter is upper case, the others lower. */
-export function pyTitle(s: string): string {
-  let out = '';
-  let prev = false;
-  for (const ch of s) {
-    const cased = ch.toLowerCase() !== ch.toUpperCase();
-    out += cased ? (prev ? ch.toLowerCase() : ch.toUpperCase()) : ch;
-    prev = cased;
-  }
-  return out;
-}
-
-export function pyCapitalize(s: string): string {
-  const cs = Array.from(s);
-  if (cs.length === 0) return s;
-  return cs[0]!.toUpperCase() + cs.slice(1).join('').toLowerCase();
-}
-
 function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
   if (typeof arg === 'string') return fn(arg);
   if (Array.isArray(arg)) return arg.some((p) => (typeof p === 'string' ? fn(p) : fail('tuple for startswith must only contain str')));
@@ -234,7 +220,9 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
       return affix(sub, a[0], (p) => (name === 'startswith' ? sub.startsWith(p) : sub.endsWith(p)));
     }
     case 'casefold':
-      return s.toLowerCase().replace(/ß/g, 'ss');
+      return pyCasefold(s);
+    case 'encode':
+      return encode(s, a[0] ?? kw?.get('encoding'), a[1] ?? kw?.get('errors'));
     case 'rpartition': {
       const sep = str(a[0]);
       const k = s.lastIndexOf(sep);
@@ -259,15 +247,15 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     case 'replace':
       return replace(s, a[0], a[1], a[2]);
     case 'upper':
-      return s.toUpperCase();
+      return pyUpper(s);
     case 'lower':
-      return s.toLowerCase();
+      return pyLower(s);
     case 'title':
       return pyTitle(s);
     case 'capitalize':
       return pyCapitalize(s);
     case 'swapcase':
-      return Array.from(s, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+      return pySwapcase(s);
     case 'find':
     case 'index': {
       const k = s.indexOf(str(a[0]), a[1] === undefined ? 0 : num(a[1]));
@@ -298,9 +286,11 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     case 'isspace':
       return s !== '' && Array.from(s).every((c) => WS.includes(c));
     case 'islower':
-      return /\p{Ll}/u.test(s) && !/\p{Lu}/u.test(s);
+      return pyIsLower(s);
     case 'isupper':
-      return /\p{Lu}/u.test(s) && !/\p{Ll}/u.test(s);
+      return pyIsUpper(s);
+    case 'istitle':
+      return pyIsTitle(s);
     case 'center':
     case 'ljust':
     case 'rjust': {
@@ -335,6 +325,38 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     default:
       return NO_METHOD;
   }
+}
+
+/** str.encode(encoding, errors) for the codecs a template could name: UTF-8, ASCII, Latin-1. */
+function encode(s: string, encoding: unknown, errors: unknown): PyBytes {
+  const enc = str(encoding ?? 'utf-8')
+    .toLowerCase()
+    .replace(/[-_ ]/g, '');
+  const mode = str(errors ?? 'strict');
+  const limit =
+    enc === 'utf8'
+      ? -1
+      : enc === 'ascii' || enc === 'usascii'
+        ? 0x80
+        : enc === 'latin1' || enc === 'iso88591' || enc === 'l1'
+          ? 0x100
+          : fail(`unknown encoding: ${str(encoding)}`);
+  const out: number[] = [];
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    const bad = limit < 0 ? cp >= 0xd800 && cp <= 0xdfff : cp >= limit;
+    if (bad) {
+      if (mode === 'ignore') continue;
+      if (mode === 'replace') {
+        out.push(0x3f);
+        continue;
+      }
+      fail(`'${limit < 0 ? 'utf-8' : limit === 0x80 ? 'ascii' : 'latin-1'}' codec can't encode character '\\u${cp.toString(16).padStart(4, '0')}'`);
+    }
+    if (limit < 0) for (const b of new TextEncoder().encode(ch)) out.push(b);
+    else out.push(cp);
+  }
+  return new PyBytes(Uint8Array.from(out));
 }
 
 function* iterStrings(v: unknown): Generator<string> {
@@ -379,6 +401,8 @@ const STR_METHODS = new Set([
   'isspace',
   'islower',
   'isupper',
+  'istitle',
+  'encode',
   'center',
   'ljust',
   'rjust',
@@ -457,11 +481,30 @@ function kwArgs(name: string, args: unknown[], kwargs: Kw): unknown[] {
   return a;
 }
 
+/** dir(jinja2.Undefined()) and dir({}) (Python 3.11, Jinja2 3.1): the underscore names they have. */
+const UNDEFINED_ATTRS = new Set(
+  '__add__ __aiter__ __bool__ __call__ __class__ __complex__ __delattr__ __dir__ __div__ __doc__ __eq__ __float__ __floordiv__ __format__ __ge__ __getattr__ __getattribute__ __getitem__ __getstate__ __gt__ __hash__ __init__ __init_subclass__ __int__ __iter__ __le__ __len__ __lt__ __mod__ __module__ __mul__ __ne__ __neg__ __new__ __pos__ __pow__ __radd__ __rdiv__ __reduce__ __reduce_ex__ __repr__ __rfloordiv__ __rmod__ __rmul__ __rpow__ __rsub__ __rtruediv__ __setattr__ __sizeof__ __slots__ __str__ __sub__ __subclasshook__ __truediv__ _fail_with_undefined_error _undefined_exception _undefined_hint _undefined_message _undefined_name _undefined_obj'.split(
+    ' ',
+  ),
+);
+const DICT_ATTRS = new Set(
+  '__class__ __class_getitem__ __contains__ __delattr__ __delitem__ __dir__ __doc__ __eq__ __format__ __ge__ __getattribute__ __getitem__ __getstate__ __gt__ __hash__ __init__ __init_subclass__ __ior__ __iter__ __le__ __len__ __lt__ __ne__ __new__ __or__ __reduce__ __reduce_ex__ __repr__ __reversed__ __ror__ __setattr__ __setitem__ __sizeof__ __str__ __subclasshook__'.split(
+    ' ',
+  ),
+);
+
 /** Jinja2 `obj.name`: attribute (a method, a namespace's or loop's field) first, then item. */
 export function getattr(obj: unknown, name: string): unknown {
-  // The sandbox: attributes starting with an underscore are unsafe and read as Undefined.
-  if (name.startsWith('_')) return undefined;
-  if (obj === undefined) throw new TemplateError(`'${name}' is undefined (attribute of an undefined value)`);
+  if (obj === undefined) {
+    // An attribute Undefined itself has (its dunders, its slots) is found, and the sandbox then
+    // reads it as an unsafe Undefined; any other attribute of Undefined raises UndefinedError.
+    if (name.startsWith('_') && UNDEFINED_ATTRS.has(name)) return undefined;
+    throw new TemplateError(`'${name}' is undefined (attribute of an undefined value)`);
+  }
+  // The sandbox (SandboxedEnvironment.getattr): an attribute the object has whose name starts
+  // with an underscore is unsafe and reads as Undefined; a name it lacks falls back to obj[name],
+  // so a dict's own '_key' item is found.
+  if (name.startsWith('_')) return isDict(obj) && !DICT_ATTRS.has(name) ? dictGet(obj, name) : undefined;
   if (obj === null) return undefined;
   if (obj instanceof Namespace) {
     const v = obj.attrs.get(name);

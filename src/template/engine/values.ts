@@ -101,6 +101,44 @@ export class PyView extends PyObject {
   }
 }
 
+/** Python bytes (what str.encode returns): sized, iterates its byte values, prints as b'...'. */
+export class PyBytes extends PyObject {
+  constructor(readonly b: Uint8Array) {
+    super();
+  }
+  attr(name: string): unknown {
+    if (name !== 'decode') return undefined;
+    return new PyCallable('decode', () => {
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(this.b);
+      } catch {
+        return fail("'utf-8' codec can't decode bytes");
+      }
+    });
+  }
+}
+
+/** Python `repr(bytes)`. */
+export function bytesRepr(b: Uint8Array): string {
+  let hasSingle = false;
+  let hasDouble = false;
+  for (const x of b) {
+    if (x === 0x27) hasSingle = true;
+    else if (x === 0x22) hasDouble = true;
+  }
+  const q = hasSingle && !hasDouble ? '"' : "'";
+  let out = `b${q}`;
+  for (const x of b) {
+    if (x === q.charCodeAt(0) || x === 0x5c) out += `\\${String.fromCharCode(x)}`;
+    else if (x === 9) out += '\\t';
+    else if (x === 10) out += '\\n';
+    else if (x === 13) out += '\\r';
+    else if (x < 0x20 || x >= 0x7f) out += `\\x${x.toString(16).padStart(2, '0')}`;
+    else out += String.fromCharCode(x);
+  }
+  return out + q;
+}
+
 /** An error a template's evaluation raised (Python's TypeError, UndefinedError, ...). */
 export class TemplateError extends Error {}
 /** A limit was reached. */
@@ -160,6 +198,7 @@ export function typeName(v: unknown): string {
   if (v instanceof PyIter) return v.kind;
   if (v instanceof PyView) return v.kind;
   if (v instanceof Range) return 'range';
+  if (v instanceof PyBytes) return 'bytes';
   if (v instanceof PyCallable || typeof v === 'function') return 'function';
   if (v instanceof PyObject) return v.constructor.name;
   return 'dict';
@@ -200,6 +239,7 @@ export function truthy(v: unknown): boolean {
   if (typeof v === 'bigint') return v !== 0n;
   if (v instanceof PyView) return v.items.length > 0;
   if (v instanceof Range) return v.length > 0;
+  if (v instanceof PyBytes) return v.b.length > 0;
   if (v instanceof PyObject) return true;
   if (isDict(v)) return dictSize(v) > 0;
   return true;
@@ -308,6 +348,7 @@ export function str(v: unknown): string {
   if (v instanceof PyCallable || typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
   if (v instanceof PyView) return `${v.kind}(${repr([...v.items])})`;
   if (v instanceof PyIter) return `<${v.kind} object>`;
+  if (v instanceof PyBytes) return bytesRepr(v.b);
   if (v instanceof Range) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
   return String(v);
 }
@@ -341,6 +382,7 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
     for (let i = 0; i < a.length; i++) if (!eq(a[i], b[i], depth + 1)) return false;
     return true;
   }
+  if (a instanceof PyBytes && b instanceof PyBytes) return a.b.length === b.b.length && a.b.every((x, i) => x === b.b[i]);
   if (isDict(a) && isDict(b)) {
     if (dictSize(a) !== dictSize(b)) return false;
     for (const [k, v] of dictEntries(a)) {
@@ -384,6 +426,7 @@ export function iterate(v: unknown): readonly unknown[] {
   if (v instanceof Range) return v.materialize();
   if (v instanceof PyView) return v.items;
   if (v instanceof PyIter) return v.take();
+  if (v instanceof PyBytes) return Array.from(v.b);
   if (isDict(v)) return dictKeys(v);
   return fail(`'${typeName(v)}' object is not iterable`);
 }
@@ -433,6 +476,7 @@ export function length(v: unknown): number {
   if (v === undefined) return 0;
   if (v instanceof Range) return v.length;
   if (v instanceof PyView) return v.items.length;
+  if (v instanceof PyBytes) return v.b.length;
   if (isDict(v)) return dictSize(v);
   if (v instanceof Namespace) return fail("object of type 'Namespace' has no len()");
   if (v instanceof PyIter) return fail(`object of type '${v.kind}' has no len()`);
