@@ -278,7 +278,8 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const obj = compileExpr(e.obj, cs);
       return (r, s) => {
         const o = obj(r, s);
-        if (o instanceof Namespace) return nsGet(r, o, name);
+        // The sandbox reads a namespace's '_name' attribute as an unsafe Undefined.
+        if (o instanceof Namespace) return name.charCodeAt(0) === 95 ? undefined : nsGet(r, o, name);
         if (o === undefined) r.line = line;
         return getattr(o, name);
       };
@@ -296,7 +297,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       return (r, s) => {
         const o = obj(r, s);
         const k = key(r, s);
-        if (o instanceof Namespace && typeof k === 'string') return nsGet(r, o, k);
+        if (o instanceof Namespace && typeof k === 'string') return k.charCodeAt(0) === 95 ? undefined : nsGet(r, o, k);
         return getitem(o, k);
       };
     }

@@ -1,5 +1,5 @@
 import { getitem, pySplitlines, pyStrip } from './methods.js';
-import { pyLower, pyUpper } from './pycase.js';
+import { pyLower, pyUpper } from './pyunicode.js';
 import { dictEntries, fail, float, isDict, iterate, length, num, PyTuple, repr, str, truthy, typeName } from './values.js';
 
 /**
@@ -42,36 +42,50 @@ export function htmlEscape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 
-function printf(fmt: string, args: unknown[]): string {
+/** Python's `fmt % args` (printf-style): positional args, or a mapping for `%(key)s`. */
+function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> | Map<unknown, unknown> | null): string {
   let i = 0;
   const out = fmt.replace(
-    /%([-+ 0#]*)(\d+)?(?:\.(\d+))?([sdifrxXeEgGc%])/g,
-    (_m, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
+    /%(?:\(([^)]*)\))?([-+ 0#]*)(\d+)?(?:\.(\d+))?[hlL]?([sdiufrxXoeEcaA%])/g,
+    (_m, key: string | undefined, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
       if (conv === '%') return '%';
-      if (i >= args.length) fail('not enough arguments for format string');
-      const v = args[i++];
+      let v: unknown;
+      if (key !== undefined) {
+        if (mapping === null) fail('format requires a mapping');
+        v = getitem(mapping, key);
+        if (v === undefined) fail(`KeyError: ${repr(key)}`);
+      } else {
+        if (i >= args.length) fail('not enough arguments for format string');
+        v = args[i++];
+      }
       let s: string;
+      const int = () => (typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v))));
       switch (conv) {
         case 's':
           s = str(v);
           if (prec !== undefined) s = Array.from(s).slice(0, Number(prec)).join('');
           break;
         case 'r':
+        case 'a':
           s = repr(v);
           break;
         case 'd':
         case 'i':
-          s = typeof v === 'bigint' ? v.toString() : String(Math.trunc(num(v)));
+        case 'u':
+          s = int().toString();
           break;
         case 'f':
           s = pyFixed(num(v), prec === undefined ? 6 : Number(prec));
           break;
         case 'x':
-          s = Math.trunc(num(v)).toString(16);
-          break;
         case 'X':
-          s = Math.trunc(num(v)).toString(16).toUpperCase();
+        case 'o': {
+          const n = int();
+          s = (n < 0n ? '-' : '') + (n < 0n ? -n : n).toString(conv === 'o' ? 8 : 16);
+          if (flags.includes('#')) s = s.replace(/^(-?)/, `$1${conv === 'o' ? '0o' : '0x'}`);
+          if (conv === 'X') s = s.toUpperCase();
           break;
+        }
         case 'e':
         case 'E': {
           const t = num(v).toExponential(prec === undefined ? 6 : Number(prec));
@@ -85,28 +99,31 @@ function printf(fmt: string, args: unknown[]): string {
         default:
           s = str(v);
       }
-      if (flags.includes('+') && /[dif]/.test(conv) && num(v) >= 0) s = `+${s}`;
+      if (/[diufxXoeE]/.test(conv) && !s.startsWith('-')) {
+        if (flags.includes('+')) s = `+${s}`;
+        else if (flags.includes(' ')) s = ` ${s}`;
+      }
       if (width !== undefined && cpLen(s) < Number(width)) {
         const pad = Number(width) - cpLen(s);
         if (flags.includes('-')) s += ' '.repeat(pad);
-        else if (flags.includes('0') && /[difxXeE]/.test(conv)) {
-          const sg = /^[+-]/.test(s) ? s[0]! : '';
+        else if (flags.includes('0') && /[diufxXoeE]/.test(conv)) {
+          const sg = /^[+ -]/.test(s) ? s[0]! : '';
           s = sg + '0'.repeat(pad) + s.slice(sg.length);
         } else s = ' '.repeat(pad) + s;
       }
       return s;
     },
   );
-  if (i < args.length) fail('not all arguments converted during string formatting');
+  if (mapping === null && i < args.length) fail('not all arguments converted during string formatting');
   return out;
 }
 
-/** Python `fmt % args`. */
+/** Python `fmt % args`: a tuple spreads; a mapping serves `%(key)s`; anything else is one argument. */
 export function percentFormat(fmt: string, v: unknown): string {
-  if (isDict(v) && /%\(/.test(fmt)) return fmt.replace(/%\((\w+)\)s/g, (_, k: string) => str(getitem(v, k)));
-  // A dict (or any non-tuple) is one argument; a template without conversions ignores a mapping.
-  if (isDict(v) && !/%[^%]/.test(fmt.replace(/%%/g, ''))) return printf(fmt, []);
-  return printf(fmt, v instanceof PyTuple ? [...v] : [v]);
+  if (isDict(v) && /%\(/.test(fmt)) return printf(fmt, [], v);
+  // A mapping is one argument that a format without conversions may ignore.
+  if (isDict(v) && !/%[^%]/.test(fmt.replace(/%%/g, ''))) return printf(fmt, [], v);
+  return printf(fmt, v instanceof PyTuple ? [...v] : [v], null);
 }
 
 /** jinja2.filters.do_filesizeformat. */
@@ -374,7 +391,7 @@ function pyLess(a: unknown, b: unknown): number {
 function pformatStr(s: string, indent0: number, allowance0: number, level: number, width: number): string {
   let indent = indent0;
   let allowance = allowance0;
-  const lines = splitlinesKeep(s);
+  const lines = pySplitlines(s, true);
   if (level === 1) {
     indent += 1;
     allowance += 1;
@@ -405,21 +422,6 @@ function pformatStr(s: string, indent0: number, allowance0: number, level: numbe
   if (chunks.length === 1) return rep;
   const body = chunks.join(`\n${' '.repeat(indent)}`);
   return level === 1 ? `(${body})` : body;
-}
-
-/** str.splitlines(keepends=True). */
-function splitlinesKeep(s: string): string[] {
-  const out: string[] = [];
-  let last = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!(c === 10 || c === 11 || c === 12 || c === 13 || c === 0x1c || c === 0x1d || c === 0x1e || c === 0x85 || c === 0x2028 || c === 0x2029)) continue;
-    if (c === 13 && s.charCodeAt(i + 1) === 10) i++;
-    out.push(s.slice(last, i + 1));
-    last = i + 1;
-  }
-  if (last < s.length) out.push(s.slice(last));
-  return out;
 }
 
 /** jinja2.filters.do_title: each run after a space, dash or opening bracket is item[0].upper() + item[1:].lower(). */

@@ -15,7 +15,7 @@ import {
   xmlattr,
 } from './filters-text.js';
 import { getattr, getitem, pyStrip } from './methods.js';
-import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pycase.js';
+import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
   compare,
   dictEntries,
@@ -54,6 +54,8 @@ export interface FilterHost {
   test(name: string, value: unknown, args: unknown[], kwargs: Kw): boolean;
   call(fn: unknown, args: unknown[], kwargs: Kw): unknown;
   checkSize(n: number): void;
+  /** The result depends on more than the arguments (random): an incremental render must not reuse it. */
+  impure(): void;
 }
 type Filter = (h: FilterHost, v: unknown, a: unknown[], k: Kw) => unknown;
 
@@ -108,6 +110,7 @@ function pyInt(v: unknown, def: unknown, base: unknown): unknown {
 function pyFloat(v: unknown, def: unknown): unknown {
   if (v === undefined) fail('float() of an undefined value');
   if (typeof v === 'boolean') return float(v ? 1 : 0);
+  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) fail('int too large to convert to float');
   if (isNumber(v)) return float(num(v));
   if (typeof v === 'string') {
     const s = v.trim().toLowerCase().replace(/_/g, '');
@@ -262,6 +265,12 @@ export const FILTERS: Record<string, Filter> = {
   pprint: (_h, v) => pformat(v),
   max: (_h, v, a, k) => extreme(v, a, k, 1),
   min: (_h, v, a, k) => extreme(v, a, k, -1),
+  // random.choice: an empty sequence (or Undefined) gives Undefined. The output is not a function of the input.
+  random: (h, v) => {
+    h.impure();
+    const items = iterate(v);
+    return items.length ? items[Math.floor(Math.random() * items.length)] : undefined;
+  },
   reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
   rejectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, false)),
   replace: (h, v, a, k) => {

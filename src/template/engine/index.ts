@@ -1,6 +1,7 @@
 import { PromptencError } from '../../errors.js';
 import type { Stmt } from './ast.js';
 import { compileBody, type CStmt, type CompileState } from './compile.js';
+import { extraGlobals } from './globals-extra.js';
 import { SyntaxErr } from './lexer.js';
 import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
@@ -161,6 +162,7 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
       'global:dict',
     ),
   );
+  for (const [k, v] of extraGlobals(r)) g.set(k, v);
   return g;
 }
 

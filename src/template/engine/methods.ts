@@ -10,6 +10,8 @@ import {
   Namespace,
   nsHook,
   num,
+  bmp,
+  length,
   PyBytes,
   PyCallable,
   PyObject,
@@ -17,10 +19,24 @@ import {
   repr,
   str,
   TemplateError,
+  truthy,
   tuple,
   typeName,
 } from './values.js';
-import { pyCapitalize, pyCasefold, pyIsLower, pyIsTitle, pyIsUpper, pyLower, pySwapcase, pyTitle, pyUpper } from './pycase.js';
+import {
+  type PyCharClass,
+  pyCapitalize,
+  pyCasefold,
+  pyIsClass,
+  pyIsIdentifier,
+  pyIsLower,
+  pyIsTitle,
+  pyIsUpper,
+  pyLower,
+  pySwapcase,
+  pyTitle,
+  pyUpper,
+} from './pyunicode.js';
 
 export { pyCapitalize, pyTitle };
 
@@ -112,19 +128,45 @@ function rsplit(s: string, sep: unknown, maxsplit: unknown): string[] {
 /** What str.splitlines() splits at (\r\n counts as one). */
 const LINE_BREAKS = new Set([0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029]);
 
-/** Python str.splitlines(). */
-export function pySplitlines(s: string): string[] {
+/** Python str.splitlines(keepends). */
+export function pySplitlines(s: string, keepends = false): string[] {
   const out: string[] = [];
   let last = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (!LINE_BREAKS.has(c)) continue;
-    out.push(s.slice(last, i));
+    const at = i;
     if (c === 13 && s.charCodeAt(i + 1) === 10) i++;
+    out.push(s.slice(last, keepends ? i + 1 : at));
     last = i + 1;
   }
   if (last < s.length) out.push(s.slice(last));
   return out;
+}
+
+/** The code point offset and text of s[start:end] (str.find's window); null when start is past the end. */
+function strWindow(s: string, start: unknown, end: unknown): { off: number; w: string } | null {
+  if ((start === undefined || start === null) && (end === undefined || end === null)) return { off: 0, w: s };
+  const n = length(s);
+  let a = start === undefined || start === null ? 0 : num(start);
+  if (a < 0) a = Math.max(0, a + n);
+  if (a > n) return null;
+  return { off: a, w: slice(s, a, end ?? null, null) as string };
+}
+
+/** str.find / rfind / count over s[start:end], in code points as Python counts them. */
+function findIn(s: string, sub: string, start: unknown, end: unknown, last: boolean): number {
+  const win = strWindow(s, start, end);
+  if (win === null) return -1;
+  const k = last ? win.w.lastIndexOf(sub) : win.w.indexOf(sub);
+  return k < 0 ? -1 : win.off + (bmp(win.w) ? k : length(win.w.slice(0, k)));
+}
+
+function countIn(s: string, sub: string, start: unknown, end: unknown): number {
+  const win = strWindow(s, start, end);
+  if (win === null) return 0;
+  if (sub === '') return length(win.w) + 1;
+  return win.w.split(sub).length - 1;
 }
 
 function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
@@ -213,7 +255,7 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     case 'rsplit':
       return rsplit(s, a[0], a[1]);
     case 'splitlines':
-      return pySplitlines(s);
+      return pySplitlines(s, truthy(a[0] ?? kw?.get('keepends') ?? false));
     case 'startswith':
     case 'endswith': {
       const sub = a.length > 1 ? (slice(s, a[1], a[2] ?? null, null) as string) : s;
@@ -257,34 +299,31 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     case 'swapcase':
       return pySwapcase(s);
     case 'find':
-    case 'index': {
-      const k = s.indexOf(str(a[0]), a[1] === undefined ? 0 : num(a[1]));
-      if (k < 0 && name === 'index') fail('substring not found');
-      return k;
-    }
+    case 'index':
     case 'rfind':
     case 'rindex': {
-      const k = s.lastIndexOf(str(a[0]));
-      if (k < 0 && name === 'rindex') fail('substring not found');
+      if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
+      const k = findIn(s, a[0], a[1], a[2], name[0] === 'r');
+      if (k < 0 && name.endsWith('index')) fail('substring not found');
       return k;
     }
-    case 'count': {
-      const sub = str(a[0]);
-      if (sub === '') return Array.from(s).length + 1;
-      return s.split(sub).length - 1;
-    }
+    case 'count':
+      if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
+      return countIn(s, a[0], a[1], a[2]);
     case 'join':
       return Array.from(iterStrings(a[0])).join(s);
     case 'isdigit':
     case 'isnumeric':
     case 'isdecimal':
-      return s !== '' && /^\p{Nd}+$/u.test(s);
     case 'isalpha':
-      return s !== '' && /^\p{L}+$/u.test(s);
     case 'isalnum':
-      return s !== '' && /^[\p{L}\p{N}]+$/u.test(s);
     case 'isspace':
-      return s !== '' && Array.from(s).every((c) => WS.includes(c));
+    case 'isprintable':
+      return pyIsClass(s, name.slice(2) as PyCharClass);
+    case 'isascii':
+      return /^[\0-\x7f]*$/.test(s);
+    case 'isidentifier':
+      return pyIsIdentifier(s);
     case 'islower':
       return pyIsLower(s);
     case 'isupper':
@@ -322,6 +361,8 @@ function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknow
     }
     case 'format':
       return pyFormat(s, a, kw);
+    case 'format_map':
+      return pyFormat(s, [], isDict(a[0]) ? new Map(dictEntries(a[0]).map(([k, v]) => [str(k), v])) : fail('format_map() argument must be a mapping'));
     default:
       return NO_METHOD;
   }
@@ -399,6 +440,10 @@ const STR_METHODS = new Set([
   'isalpha',
   'isalnum',
   'isspace',
+  'isprintable',
+  'isascii',
+  'isidentifier',
+  'format_map',
   'islower',
   'isupper',
   'istitle',
@@ -442,8 +487,11 @@ function dictMethod(d: Record<string, unknown> | Map<unknown, unknown>, name: st
 function listMethod(l: unknown[], name: string, a: unknown[]): unknown {
   switch (name) {
     case 'index': {
-      const k = l.findIndex((x) => eq(x, a[0]));
-      return k < 0 ? fail(`${str(a[0])} is not in list`) : k;
+      const n = l.length;
+      const norm = (v: unknown, d: number) => (v === undefined || v === null ? d : num(v) < 0 ? Math.max(0, num(v) + n) : Math.min(num(v), n));
+      const end = norm(a[2], n);
+      for (let i = norm(a[1], 0); i < end; i++) if (eq(l[i], a[0])) return i;
+      return fail(`${repr(a[0])} is not in ${typeName(l)}`);
     }
     case 'count':
       return l.filter((x) => eq(x, a[0])).length;

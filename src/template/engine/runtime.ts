@@ -80,6 +80,10 @@ export class Run implements FilterHost {
     if (n > this.maxIterations) throw new LimitError(`a list longer than ${this.maxIterations} items (limits.maxIterations)`);
   }
 
+  impure(): void {
+    this.rec?.taint();
+  }
+
   checkSize(n: number): void {
     if (n > this.maxOutput) throw new LimitError(`a value longer than ${this.maxOutput} (limits.maxOutput)`);
   }

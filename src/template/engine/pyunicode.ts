@@ -1,10 +1,12 @@
-import * as T from './pycase-tables.js';
+import * as T from './pyunicode-tables.js';
 
 /**
  * Python's str case operations (upper, lower, title, capitalize, swapcase, casefold, islower,
- * isupper, istitle) over Python's Unicode data (pycase-tables.ts, generated from Python by
- * scripts/gen-python-case.py), following CPython's unicodeobject.c: full (multi-character)
- * mappings, Final_Sigma in lower, titlecase for a word's first letter in title and capitalize.
+ * isupper, istitle) and character classes (isalpha, isdecimal, isdigit, isnumeric, isalnum,
+ * isspace, isprintable, isidentifier) over Python's Unicode data (pyunicode-tables.ts, generated
+ * from Python by scripts/gen-python-unicode.py), following CPython's unicodeobject.c: full
+ * (multi-character) mappings, Final_Sigma in lower, titlecase for a word's first letter in title
+ * and capitalize.
  * JavaScript's toUpperCase/toLowerCase follow Node's ICU, whose Unicode version is not Python's,
  * so they are used for ASCII only (where every version agrees).
  */
@@ -66,6 +68,37 @@ const IS_UPPER = new CodeSet(T.UPPERCASE_RANGES);
 const IS_TITLE = new CodeSet(T.TITLECASE_RANGES);
 const CASED = new CodeSet(T.CASED_RANGES);
 const IGNORABLE = new CodeSet(T.IGNORABLE_RANGES);
+const CLASSES = {
+  alpha: new CodeSet(T.ALPHA_RANGES),
+  decimal: new CodeSet(T.DECIMAL_RANGES),
+  digit: new CodeSet(T.DIGIT_RANGES),
+  numeric: new CodeSet(T.NUMERIC_RANGES),
+  space: new CodeSet(T.SPACE_RANGES),
+  printable: new CodeSet(T.PRINTABLE_RANGES),
+};
+const XID_START = new CodeSet(T.XID_START_RANGES);
+const XID_CONTINUE = new CodeSet(T.XID_CONTINUE_RANGES);
+
+export type PyCharClass = keyof typeof CLASSES | 'alnum';
+
+function inClass(k: PyCharClass, cp: number): boolean {
+  if (k !== 'alnum') return CLASSES[k].has(cp);
+  return CLASSES.alpha.has(cp) || CLASSES.decimal.has(cp) || CLASSES.digit.has(cp) || CLASSES.numeric.has(cp);
+}
+
+/** str.isalpha() and its kin: every character in the class, and (but isprintable) at least one. */
+export function pyIsClass(s: string, k: PyCharClass): boolean {
+  if (s === '') return k === 'printable';
+  for (const ch of s) if (!inClass(k, ch.codePointAt(0)!)) return false;
+  return true;
+}
+
+export function pyIsIdentifier(s: string): boolean {
+  const c = cps(s);
+  if (c.length === 0 || !XID_START.has(c[0]!)) return false;
+  for (let i = 1; i < c.length; i++) if (!XID_CONTINUE.has(c[i]!)) return false;
+  return true;
+}
 
 export const PY_UNICODE_VERSION = T.UNICODE_VERSION;
 

@@ -1,16 +1,19 @@
 /**
- * Python's str case operations in the template engine (src/template/engine/pycase.ts) against
- * Python itself: test/fixtures/python-case.json holds what Python answered for every code point
+ * Python's str case operations in the template engine (src/template/engine/pyunicode.ts) against
+ * Python itself: test/fixtures/python-unicode.json holds what Python answered for every code point
  * (c.upper(), c.lower(), c.title(), c.casefold(), and the case properties) and for strings where
- * neighbours matter (Final_Sigma, titlecase digraphs); scripts/gen-python-case.py made it, from
+ * neighbours matter (Final_Sigma, titlecase digraphs); scripts/gen-python-unicode.py made it, from
  * the same Python whose Unicode data the engine's tables come from.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   PY_UNICODE_VERSION,
+  type PyCharClass,
   pyCapitalize,
   pyCasefold,
+  pyIsClass,
+  pyIsIdentifier,
   pyIsLower,
   pyIsTitle,
   pyIsUpper,
@@ -18,17 +21,39 @@ import {
   pySwapcase,
   pyTitle,
   pyUpper,
-} from '../src/template/engine/pycase.js';
+} from '../src/template/engine/pyunicode.js';
 
-const doc = JSON.parse(readFileSync(new URL('./fixtures/python-case.json', import.meta.url), 'utf8')) as {
+const doc = JSON.parse(readFileSync(new URL('./fixtures/python-unicode.json', import.meta.url), 'utf8')) as {
   unicode: string;
   maps: Record<'upper' | 'lower' | 'title' | 'fold', Record<string, string>>;
-  sets: Record<'lowercase' | 'uppercase' | 'titlecase' | 'cased' | 'ignorable', number[]>;
+  sets: Record<
+    | 'lowercase'
+    | 'uppercase'
+    | 'titlecase'
+    | 'cased'
+    | 'ignorable'
+    | 'alpha'
+    | 'decimal'
+    | 'digit'
+    | 'numeric'
+    | 'space'
+    | 'printable'
+    | 'xid_start'
+    | 'xid_continue',
+    number[]
+  >;
   strings: Array<[string, string, string, string, string, string, string, boolean, boolean, boolean]>;
 };
 
 function inRanges(r: number[], cp: number): boolean {
-  for (let i = 0; i < r.length; i += 2) if (cp >= r[i]! && cp <= r[i + 1]!) return true;
+  let lo = 0;
+  let hi = r.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (r[mid * 2]! > cp) hi = mid - 1;
+    else if (r[mid * 2 + 1]! < cp) lo = mid + 1;
+    else return true;
+  }
   return false;
 }
 
@@ -80,6 +105,22 @@ describe(`Python str case operations (Unicode ${doc.unicode})`, () => {
       if ((sigma[1] === '\u03c2') !== (ignorable || !cased)) bad.push(`U+${cp.toString(16)} ignorable after`);
       // ... and Σ after 'A' and c is final exactly when c is case-ignorable or cased.
       if (pyLower(`A${c}\u03a3`).endsWith('\u03c2') !== (ignorable || cased)) bad.push(`U+${cp.toString(16)} ignorable before`);
+      if (bad.length > 20) break;
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('classifies every code point as Python does (isalpha, isdecimal, isdigit, isnumeric, isalnum, isspace, isprintable, isidentifier)', () => {
+    const bad: string[] = [];
+    const classes = ['alpha', 'decimal', 'digit', 'numeric', 'space', 'printable'] as const satisfies readonly PyCharClass[];
+    for (let cp = 0; cp < 0x110000; cp++) {
+      if (cp >= 0xd800 && cp < 0xe000) continue;
+      const c = String.fromCodePoint(cp);
+      for (const k of classes) if (pyIsClass(c, k) !== inRanges(doc.sets[k], cp)) bad.push(`U+${cp.toString(16)} is${k}`);
+      const alnum = (['alpha', 'decimal', 'digit', 'numeric'] as const).some((k) => inRanges(doc.sets[k], cp));
+      if (pyIsClass(c, 'alnum') !== alnum) bad.push(`U+${cp.toString(16)} isalnum`);
+      if (pyIsIdentifier(c) !== inRanges(doc.sets.xid_start, cp)) bad.push(`U+${cp.toString(16)} isidentifier`);
+      if (pyIsIdentifier(`a${c}`) !== inRanges(doc.sets.xid_continue, cp)) bad.push(`U+${cp.toString(16)} isidentifier (continue)`);
       if (bad.length > 20) break;
     }
     expect(bad).toEqual([]);
