@@ -319,6 +319,23 @@ group("coverage", [
 ])
 
 
+# markupsafe.Markup, what escape/e/forceescape/safe return (real templates print `x | tojson | safe`):
+# a str to everything, but + and % escape the plain operand and its methods keep the mark.
+group("markup", [
+    "('<' | e) + '<'", "'<a>' + ('{}' | safe)", "('<' | safe) + '<a>'", "{% set x = {'a': '<'} | tojson | safe %}{{ '<p>' + x + '</p>' }}", "'<' ~ ('<' | safe)",
+    "[1] | tojson | safe | length", "('<' | safe) is string", "('a' | safe) == 'a'", "('a' | safe).strip() is escaped", "(('a' | safe) | trim) is escaped", "('a' | safe) | string is escaped",
+    "('a' | safe) | join is escaped", "['<' | safe, '<'] | join", "('<' | safe) | tojson", "('<a' | safe).split('a')", "('<a' | safe)[0] is escaped",
+    "{% for c in ('<a' | safe) %}{{ c is escaped }}{% endfor %}", "('a' | safe) | list", "('a' | safe) ~ 1 is escaped", "'%s' | format('<' | safe) is escaped", "('%s' | safe) | format('<')",
+    "('a' | safe) | replace('a', '<')", "('a' | safe) | replace('a', '<') is escaped", "('<a>' | safe) | title", "('x' | safe) | indent is escaped", "('x' | safe) | center(5) is escaped",
+    "('x' | safe) | capitalize is escaped", "('<' | e) ~ '<'", "('<' | e) | length", "('a<' | e).upper()", "('a<' | e) == 'a&lt;'", "'%s<' % ('<' | e)", "('<' | e) % '<'", "('%s' | e) % '<'",
+    "('<' | e)[0]", "['<' | e]", "('a' | e).join(['<', '>'])", "3 | e is escaped", "'x' | striptags is escaped", "('<' | e) | replace('&', '<')", "('<' | e).replace('&', '<')",
+    "('a' | e) * 2", "(('a' | e) + '<') is escaped", "('<a>' | e) | striptags", "('<' | e) | center(9)", "('<' | e) in '&lt;'", "{'<' | e: 1}", "('%s|%d' | safe) % ('<', 3)",
+    "('{}-{x}' | safe).format('<', x='>')", "('a' | safe).ljust(3, '<')", "('<a' | safe).partition('a')", "('a' | safe) | reverse is escaped", "('abc' | safe) | truncate(3, true, '')",
+    "(('a' | safe) | upper) ~ ''", "('a<' | safe) | urlencode", "('b' | safe) in ['a', 'b']", "['b', 'a' | safe] | sort", "('a' | safe) | first is escaped", "('ab' | safe) | wordcount",
+    "('Ab' | safe) is upper", "('<' | safe) | pprint", "('a' | safe).startswith('a')", "('a' | safe) | attr('upper') is callable", "('<' | safe) | default('x') is escaped",
+])
+
+
 # Errors on a later line: where Jinja2 raises, the engine raises E_TEMPLATE naming the same line.
 group("error-lines", [
     'line 1\nline 2\n{{ undef.x }}\nline 4',

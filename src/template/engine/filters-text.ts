@@ -1,3 +1,4 @@
+import { htmlEscape } from './markup.js';
 import { getitem, pySplitlines, pyStrip } from './methods.js';
 import { pyLower, pyUpper } from './pyunicode.js';
 import { dictEntries, fail, float, isDict, iterate, length, num, PyTuple, repr, str, truthy, typeName } from './values.js';
@@ -36,10 +37,6 @@ export function pyFixed(x: number, p: number): string {
     if (Number(last) % 2 === 0) return sign + (p > 0 ? `${intPart}.${frac.slice(0, p)}` : intPart);
   }
   return sign + a.toFixed(p);
-}
-
-export function htmlEscape(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 
 /** Python's `fmt % args` (printf-style): positional args, or a mapping for `%(key)s`. */
@@ -492,4 +489,4 @@ export function striptags(s: string): string {
   });
 }
 
-export { float };
+export { float, htmlEscape };

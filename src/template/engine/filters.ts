@@ -2,7 +2,6 @@ import { dumps } from './json.js';
 import {
   center,
   filesizeformat,
-  htmlEscape,
   indentFilter,
   percentFormat,
   pformat,
@@ -14,6 +13,7 @@ import {
   wordwrap,
   xmlattr,
 } from './filters-text.js';
+import { escapeMarkup, htmlEscape, mark, markupBinop } from './markup.js';
 import { getattr, getitem, pyStrip } from './methods.js';
 import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
@@ -29,6 +29,7 @@ import {
   isNumber,
   iterate,
   length,
+  Markup,
   Namespace,
   num,
   PyCallable,
@@ -41,6 +42,7 @@ import {
   truthy,
   tuple,
   typeName,
+  unmark,
 } from './values.js';
 
 /**
@@ -228,7 +230,7 @@ export const FILTERS: Record<string, Filter> = {
     items.sort((x, y) => compare(sortKey(x[pos], cs), sortKey(y[pos], cs)) * (rev ? -1 : 1));
     return items;
   },
-  escape: (_h, v) => htmlEscape(str(v)),
+  escape: (_h, v) => escapeMarkup(v),
   filesizeformat: (_h, v, a, k) => filesizeformat(v, arg(a, k, 0, 'binary', false)),
   first: (_h, v) => {
     if (v instanceof Range) return v.length > 0 ? v.at(0) : undefined;
@@ -237,8 +239,13 @@ export const FILTERS: Record<string, Filter> = {
     return items.length ? items[0] : undefined;
   },
   float: (_h, v, a, k) => pyFloat(v, arg(a, k, 0, 'default')),
-  forceescape: (_h, v) => htmlEscape(str(v)),
-  format: (_h, v, a) => percentFormat(str(v), a.length === 1 ? a[0] : tuple(a)),
+  // escape(str(value)): a Markup's text is escaped again.
+  forceescape: (_h, v) => new Markup(htmlEscape(str(v))),
+  // soft_str(value) % (kwargs or args): Markup's % escapes the arguments.
+  format: (_h, v, a, k) => {
+    const args = k !== null && k.size > 0 ? k : tuple(a);
+    return v instanceof Markup ? markupBinop('%', v, args, percentFormat) : percentFormat(str(v), args);
+  },
   groupby: (_h, v, a, k) => groupby(v, arg(a, k, 0, 'attribute'), arg(a, k, 1, 'default')),
   indent: (_h, v, a, k) => indentFilter(v, arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false)),
   int: (_h, v, a, k) => pyInt(v, arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
@@ -302,7 +309,7 @@ export const FILTERS: Record<string, Filter> = {
         ? new PyIter([...iterate(v)].reverse(), 'list_reverseiterator')
         : [...iterate(v)].reverse(),
   round: (_h, v, a, k) => roundFilter(v, arg(a, k, 0, 'precision', 0), arg(a, k, 1, 'method', 'common')),
-  safe: (_h, v) => str(v),
+  safe: (_h, v) => (v instanceof Markup ? v : new Markup(str(v))),
   select: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, true)),
   selectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, true)),
   slice: (_h, v, a) => {
@@ -385,6 +392,19 @@ export const FILTERS: Record<string, Filter> = {
     wordwrap(v, arg(a, k, 0, 'width', 79), arg(a, k, 1, 'break_long_words', true), arg(a, k, 2, 'wrapstring', null), arg(a, k, 3, 'break_on_hyphens', true)),
   xmlattr: (_h, v, a, k) => xmlattr(v, arg(a, k, 0, 'autospace', true)),
 };
+/**
+ * A Markup value (markup.ts) reaches a filter as its text; the filters Jinja2 implements with
+ * Markup's own methods (soft_str(value).upper() and the like) give Markup back. default returns
+ * its value itself, pprint shows it as Markup('...'), and the markup filters take it as it is.
+ */
+const MARKUP_KEEPS = new Set(['capitalize', 'center', 'indent', 'lower', 'reverse', 'string', 'trim', 'truncate', 'upper']);
+const MARKUP_OWN = new Set(['default', 'escape', 'forceescape', 'format', 'pprint', 'safe']);
+for (const [name, f] of Object.entries(FILTERS)) {
+  if (MARKUP_OWN.has(name)) continue;
+  FILTERS[name] = MARKUP_KEEPS.has(name)
+    ? (h, v, a, k) => (v instanceof Markup ? mark(f(h, v.s, a, k)) : f(h, v, a, k))
+    : (h, v, a, k) => f(h, v instanceof Markup ? v.s : v, a, k);
+}
 FILTERS.d = FILTERS.default!;
 FILTERS.e = FILTERS.escape!;
 
@@ -454,10 +474,12 @@ export const TESTS: Record<string, Test> = {
   sameas: (_h, v, a) => v === a[0] || (v instanceof PyFloat && a[0] instanceof PyFloat && v.v === a[0].v && false),
   sequence: (_h, v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range,
   string: (_h, v) => typeof v === 'string',
-  escaped: () => false,
+  escaped: (_h, v) => v instanceof Markup,
   filter: (_h, v) => typeof v === 'string' && v in FILTERS,
   test: (_h, v) => typeof v === 'string' && v in TESTS,
 };
+// A Markup value is its text to every test but escaped.
+for (const [name, t] of Object.entries(TESTS)) if (name !== 'escaped') TESTS[name] = (h, v, a) => t(h, v instanceof Markup ? v.s : v, a);
 TESTS.equalto = TESTS.eq!;
 TESTS['=='] = TESTS.eq!;
 TESTS['!='] = TESTS.ne!;
@@ -469,7 +491,9 @@ TESTS['<'] = TESTS.lt!;
 TESTS['<='] = TESTS.le!;
 
 /** Python `needle in haystack`. */
-export function contains(hay: unknown, needle: unknown): boolean {
+export function contains(hayIn: unknown, needleIn: unknown): boolean {
+  const hay = unmark(hayIn);
+  const needle = unmark(needleIn);
   if (typeof hay === 'string') {
     if (typeof needle !== 'string') return fail(`'in <string>' requires string as left operand, not ${typeName(needle)}`);
     return hay.includes(needle);

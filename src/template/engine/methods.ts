@@ -10,456 +10,35 @@ import {
   Namespace,
   nsHook,
   num,
-  bmp,
-  length,
-  PyBytes,
+  Markup,
   PyCallable,
   PyObject,
   PyView,
   repr,
   str,
   TemplateError,
-  truthy,
   tuple,
   typeName,
+  unmark,
 } from './values.js';
-import {
-  type PyCharClass,
-  pyCapitalize,
-  pyCasefold,
-  pyIsClass,
-  pyIsIdentifier,
-  pyIsLower,
-  pyIsTitle,
-  pyIsUpper,
-  pyLower,
-  pySwapcase,
-  pyTitle,
-  pyUpper,
-} from './pyunicode.js';
+import { mark, markupMethod } from './markup.js';
+import { kwArgs, NO_METHOD, STR_METHODS, strMethod } from './str-methods.js';
 
-export { pyCapitalize, pyTitle };
+export { pyCapitalize, pyTitle } from './pyunicode.js';
+export { pySplit, pySplitlines, pyStrip } from './str-methods.js';
 
 /**
- * Methods of Python's str, dict and list that templates call (`message.content.strip()`,
- * `tool.items()`, ...), and attribute lookup: Jinja2's `obj.name` is getattr first, then
+ * Methods of Python's dict and list that templates call (`tool.items()`, ...; str's are in
+ * str-methods.ts), and attribute lookup: Jinja2's `obj.name` is getattr first, then
  * obj['name']; `obj['name']` is the item first, then getattr (jinja2/environment.py getattr /
  * getitem). The immutable sandbox refuses the methods that mutate a list or dict.
  */
 type Kw = Map<string, unknown> | null;
 
-const WS = ' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
-
-function stripChars(s: string, chars: unknown, left: boolean, right: boolean): string {
-  const set = chars === undefined || chars === null ? WS : typeof chars === 'string' ? chars : fail('strip arg must be None or str');
-  let a = 0;
-  let b = s.length;
-  if (left) while (a < b && set.includes(s[a]!)) a++;
-  if (right) while (b > a && set.includes(s[b - 1]!)) b--;
-  return s.slice(a, b);
-}
-
-export function pyStrip(s: string, chars?: unknown): string {
-  return stripChars(s, chars, true, true);
-}
-
-function splitWs(s: string, maxsplit: number): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const n = s.length;
-  while (i < n) {
-    while (i < n && WS.includes(s[i]!)) i++;
-    if (i >= n) break;
-    if (maxsplit >= 0 && out.length >= maxsplit) {
-      out.push(stripChars(s.slice(i), undefined, false, true));
-      return out;
-    }
-    let j = i;
-    while (j < n && !WS.includes(s[j]!)) j++;
-    out.push(s.slice(i, j));
-    i = j;
-  }
-  return out;
-}
-
-export function pySplit(s: string, sep: unknown, maxsplit: unknown): string[] {
-  const max = maxsplit === undefined ? -1 : num(maxsplit);
-  if (sep === undefined || sep === null) return splitWs(s, max);
-  if (typeof sep !== 'string') return fail('must be str or None');
-  if (sep === '') return fail('empty separator');
-  if (max < 0) return s.split(sep);
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < max) {
-    const k = rest.indexOf(sep);
-    if (k < 0) break;
-    out.push(rest.slice(0, k));
-    rest = rest.slice(k + sep.length);
-  }
-  out.push(rest);
-  return out;
-}
-
-function rsplit(s: string, sep: unknown, maxsplit: unknown): string[] {
-  const max = maxsplit === undefined ? -1 : num(maxsplit);
-  if (max < 0) return pySplit(s, sep, undefined);
-  if (sep === undefined || sep === null) {
-    const parts = splitWs(s, -1);
-    if (parts.length <= max + 1) return parts;
-    // Rejoin the head as it was in s: find where the kept tail starts.
-    let end = s.length;
-    const tail = parts.slice(parts.length - max);
-    for (let k = tail.length - 1; k >= 0; k--) end = s.lastIndexOf(tail[k]!, end - 1);
-    return [stripChars(s.slice(0, end), undefined, true, true), ...tail];
-  }
-  const str_ = sep as string;
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < max) {
-    const k = rest.lastIndexOf(str_);
-    if (k < 0) break;
-    out.unshift(rest.slice(k + str_.length));
-    rest = rest.slice(0, k);
-  }
-  out.unshift(rest);
-  return out;
-}
-
-/** What str.splitlines() splits at (\r\n counts as one). */
-const LINE_BREAKS = new Set([0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029]);
-
-/** Python str.splitlines(keepends). */
-export function pySplitlines(s: string, keepends = false): string[] {
-  const out: string[] = [];
-  let last = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!LINE_BREAKS.has(c)) continue;
-    const at = i;
-    if (c === 13 && s.charCodeAt(i + 1) === 10) i++;
-    out.push(s.slice(last, keepends ? i + 1 : at));
-    last = i + 1;
-  }
-  if (last < s.length) out.push(s.slice(last));
-  return out;
-}
-
-/** The code point offset and text of s[start:end] (str.find's window); null when start is past the end. */
-function strWindow(s: string, start: unknown, end: unknown): { off: number; w: string } | null {
-  if ((start === undefined || start === null) && (end === undefined || end === null)) return { off: 0, w: s };
-  const n = length(s);
-  let a = start === undefined || start === null ? 0 : num(start);
-  if (a < 0) a = Math.max(0, a + n);
-  if (a > n) return null;
-  return { off: a, w: slice(s, a, end ?? null, null) as string };
-}
-
-/** str.find / rfind / count over s[start:end], in code points as Python counts them. */
-function findIn(s: string, sub: string, start: unknown, end: unknown, last: boolean): number {
-  const win = strWindow(s, start, end);
-  if (win === null) return -1;
-  const k = last ? win.w.lastIndexOf(sub) : win.w.indexOf(sub);
-  return k < 0 ? -1 : win.off + (bmp(win.w) ? k : length(win.w.slice(0, k)));
-}
-
-function countIn(s: string, sub: string, start: unknown, end: unknown): number {
-  const win = strWindow(s, start, end);
-  if (win === null) return 0;
-  if (sub === '') return length(win.w) + 1;
-  return win.w.split(sub).length - 1;
-}
-
-function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
-  if (typeof arg === 'string') return fn(arg);
-  if (Array.isArray(arg)) return arg.some((p) => (typeof p === 'string' ? fn(p) : fail('tuple for startswith must only contain str')));
-  return fail(`startswith first arg must be str or a tuple of str, not ${typeName(arg)}`);
-}
-
-function replace(s: string, old: unknown, neu: unknown, count: unknown): string {
-  if (typeof old !== 'string' || typeof neu !== 'string') fail('replace() arguments must be str');
-  const max = count === undefined ? -1 : num(count);
-  if (max < 0) return old === '' ? Array.from(s).reduce((acc, ch) => acc + ch + neu, neu) : s.split(old).join(neu);
-  let out = '';
-  let rest = s;
-  for (let k = 0; k < max; k++) {
-    const at = rest.indexOf(old);
-    if (at < 0) break;
-    out += rest.slice(0, at) + neu;
-    rest = rest.slice(at + Math.max(old.length, 0));
-  }
-  return out + rest;
-}
-
-/** Python's format-spec mini-language, the common part: [[fill]align][sign][0][width][,][.precision][type]. */
-function formatSpec(v: unknown, spec: string): string {
-  const m = /^(?:(.)?([<>^=]))?([+\- ]?)(0)?(\d+)?(,)?(?:\.(\d+))?([sdfeEgGxXob%])?$/.exec(spec);
-  if (!m) return fail(`Invalid format specifier '${spec}'`);
-  const [, fillc, align, sign, zero, width, comma, prec, type] = m;
-  let out: string;
-  const isNum = typeof v === 'number' || typeof v === 'bigint' || v instanceof PyObject;
-  if (type === 'f' || type === 'e' || type === 'E' || type === '%' || (prec !== undefined && type === undefined && isNum)) {
-    const x = num(v) * (type === '%' ? 100 : 1);
-    const p = prec === undefined ? 6 : Number(prec);
-    out = type === 'e' || type === 'E' ? x.toExponential(p).replace(/e([+-])(\d)$/, 'e$10$2') : x.toFixed(p);
-    if (type === 'E') out = out.toUpperCase();
-    if (type === '%') out += '%';
-  } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
-    const n = typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v)));
-    out = n.toString(type === 'd' ? 10 : type === 'o' ? 8 : type === 'b' ? 2 : 16);
-    if (type === 'X') out = out.toUpperCase();
-  } else out = str(v);
-  if (prec !== undefined && (type === 's' || (type === undefined && typeof v === 'string'))) out = out.slice(0, Number(prec));
-  if (comma) out = out.replace(/^(-?)(\d+)/, (_x, sg: string, d: string) => sg + d.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-  if (sign === '+' && isNum && !out.startsWith('-')) out = `+${out}`;
-  else if (sign === ' ' && isNum && !out.startsWith('-')) out = ` ${out}`;
-  const w = width === undefined ? 0 : Number(width);
-  const fill = fillc ?? (zero && !align ? '0' : ' ');
-  const al = align ?? (zero ? '=' : isNum && typeof v !== 'boolean' ? '>' : '<');
-  const len = Array.from(out).length;
-  if (len >= w) return out;
-  const padn = w - len;
-  if (al === '<') return out + fill.repeat(padn);
-  if (al === '>') return fill.repeat(padn) + out;
-  if (al === '^') return fill.repeat(Math.floor(padn / 2)) + out + fill.repeat(padn - Math.floor(padn / 2));
-  const sg = /^[+\- ]/.test(out) ? out[0]! : '';
-  return sg + fill.repeat(padn) + out.slice(sg.length);
-}
-
-/** str.format: {}, {0}, {name}, {x!r}, {x:spec}; {{ and }} are braces. */
-function pyFormat(s: string, a: unknown[], kw: Kw): string {
-  let auto = 0;
-  return s.replace(
-    /\{\{|\}\}|\{([^{}!:]*)(?:!([rsa]))?(?::([^{}]*))?\}/g,
-    (whole, field: string | undefined, conv: string | undefined, spec: string | undefined) => {
-      if (whole === '{{') return '{';
-      if (whole === '}}') return '}';
-      const f = field ?? '';
-      let v = f === '' ? a[auto++] : /^\d+$/.test(f) ? a[Number(f)] : kw?.get(f.split('.')[0]!);
-      for (const part of f.split('.').slice(1)) v = getattr(v, part);
-      if (conv === 'r' || conv === 'a') v = repr(v);
-      return spec ? formatSpec(v, spec) : str(v);
-    },
-  );
-}
-
-function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknown {
-  switch (name) {
-    case 'strip':
-      return stripChars(s, a[0], true, true);
-    case 'lstrip':
-      return stripChars(s, a[0], true, false);
-    case 'rstrip':
-      return stripChars(s, a[0], false, true);
-    case 'split':
-      return pySplit(s, a[0], a[1]);
-    case 'rsplit':
-      return rsplit(s, a[0], a[1]);
-    case 'splitlines':
-      return pySplitlines(s, truthy(a[0] ?? kw?.get('keepends') ?? false));
-    case 'startswith':
-    case 'endswith': {
-      const sub = a.length > 1 ? (slice(s, a[1], a[2] ?? null, null) as string) : s;
-      return affix(sub, a[0], (p) => (name === 'startswith' ? sub.startsWith(p) : sub.endsWith(p)));
-    }
-    case 'casefold':
-      return pyCasefold(s);
-    case 'encode':
-      return encode(s, a[0] ?? kw?.get('encoding'), a[1] ?? kw?.get('errors'));
-    case 'rpartition': {
-      const sep = str(a[0]);
-      const k = s.lastIndexOf(sep);
-      return k < 0 ? tuple(['', '', s]) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
-    }
-    case 'expandtabs': {
-      const size = a[0] === undefined ? 8 : num(a[0]);
-      let col = 0;
-      let out = '';
-      for (const ch of s) {
-        if (ch === '\t') {
-          const n = size > 0 ? size - (col % size) : 0;
-          out += ' '.repeat(n);
-          col += n;
-        } else {
-          out += ch;
-          col = ch === '\n' || ch === '\r' ? 0 : col + 1;
-        }
-      }
-      return out;
-    }
-    case 'replace':
-      return replace(s, a[0], a[1], a[2]);
-    case 'upper':
-      return pyUpper(s);
-    case 'lower':
-      return pyLower(s);
-    case 'title':
-      return pyTitle(s);
-    case 'capitalize':
-      return pyCapitalize(s);
-    case 'swapcase':
-      return pySwapcase(s);
-    case 'find':
-    case 'index':
-    case 'rfind':
-    case 'rindex': {
-      if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
-      const k = findIn(s, a[0], a[1], a[2], name[0] === 'r');
-      if (k < 0 && name.endsWith('index')) fail('substring not found');
-      return k;
-    }
-    case 'count':
-      if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
-      return countIn(s, a[0], a[1], a[2]);
-    case 'join':
-      return Array.from(iterStrings(a[0])).join(s);
-    case 'isdigit':
-    case 'isnumeric':
-    case 'isdecimal':
-    case 'isalpha':
-    case 'isalnum':
-    case 'isspace':
-    case 'isprintable':
-      return pyIsClass(s, name.slice(2) as PyCharClass);
-    case 'isascii':
-      return /^[\0-\x7f]*$/.test(s);
-    case 'isidentifier':
-      return pyIsIdentifier(s);
-    case 'islower':
-      return pyIsLower(s);
-    case 'isupper':
-      return pyIsUpper(s);
-    case 'istitle':
-      return pyIsTitle(s);
-    case 'center':
-    case 'ljust':
-    case 'rjust': {
-      const w = num(a[0]);
-      const fill = a[1] === undefined ? ' ' : str(a[1]);
-      const len = Array.from(s).length;
-      if (w <= len) return s;
-      const total = w - len;
-      if (name === 'ljust') return s + fill.repeat(total);
-      if (name === 'rjust') return fill.repeat(total) + s;
-      const left = Math.floor(total / 2) + (total & w & 1);
-      return fill.repeat(left) + s + fill.repeat(total - left);
-    }
-    case 'zfill': {
-      const w = num(a[0]);
-      const len = Array.from(s).length;
-      if (w <= len) return s;
-      const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
-      return sign + '0'.repeat(w - len) + s.slice(sign.length);
-    }
-    case 'removeprefix':
-      return s.startsWith(str(a[0])) ? s.slice(str(a[0]).length) : s;
-    case 'removesuffix':
-      return str(a[0]) !== '' && s.endsWith(str(a[0])) ? s.slice(0, s.length - str(a[0]).length) : s;
-    case 'partition': {
-      const sep = str(a[0]);
-      const k = s.indexOf(sep);
-      return k < 0 ? tuple([s, '', '']) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
-    }
-    case 'format':
-      return pyFormat(s, a, kw);
-    case 'format_map':
-      return pyFormat(s, [], isDict(a[0]) ? new Map(dictEntries(a[0]).map(([k, v]) => [str(k), v])) : fail('format_map() argument must be a mapping'));
-    default:
-      return NO_METHOD;
-  }
-}
-
-/** str.encode(encoding, errors) for the codecs a template could name: UTF-8, ASCII, Latin-1. */
-function encode(s: string, encoding: unknown, errors: unknown): PyBytes {
-  const enc = str(encoding ?? 'utf-8')
-    .toLowerCase()
-    .replace(/[-_ ]/g, '');
-  const mode = str(errors ?? 'strict');
-  const limit =
-    enc === 'utf8'
-      ? -1
-      : enc === 'ascii' || enc === 'usascii'
-        ? 0x80
-        : enc === 'latin1' || enc === 'iso88591' || enc === 'l1'
-          ? 0x100
-          : fail(`unknown encoding: ${str(encoding)}`);
-  const out: number[] = [];
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    const bad = limit < 0 ? cp >= 0xd800 && cp <= 0xdfff : cp >= limit;
-    if (bad) {
-      if (mode === 'ignore') continue;
-      if (mode === 'replace') {
-        out.push(0x3f);
-        continue;
-      }
-      fail(`'${limit < 0 ? 'utf-8' : limit === 0x80 ? 'ascii' : 'latin-1'}' codec can't encode character '\\u${cp.toString(16).padStart(4, '0')}'`);
-    }
-    if (limit < 0) for (const b of new TextEncoder().encode(ch)) out.push(b);
-    else out.push(cp);
-  }
-  return new PyBytes(Uint8Array.from(out));
-}
-
-function* iterStrings(v: unknown): Generator<string> {
-  const items = Array.isArray(v) ? v : typeof v === 'string' ? Array.from(v) : isDict(v) ? dictKeys(v) : fail(`can only join an iterable`);
-  for (const x of items) {
-    if (typeof x !== 'string') fail(`sequence item: expected str instance, ${typeName(x)} found`);
-    yield x;
-  }
-}
-
-const NO_METHOD = Symbol('no method');
 const DICT_METHODS = new Set(['items', 'keys', 'values', 'get', 'copy']);
 const DICT_UNSAFE = new Set(['pop', 'popitem', 'setdefault', 'update', 'clear']);
 const LIST_METHODS = new Set(['index', 'count', 'copy']);
 const LIST_UNSAFE = new Set(['append', 'extend', 'insert', 'pop', 'remove', 'reverse', 'sort', 'clear']);
-const STR_METHODS = new Set([
-  'strip',
-  'lstrip',
-  'rstrip',
-  'split',
-  'rsplit',
-  'splitlines',
-  'startswith',
-  'endswith',
-  'replace',
-  'upper',
-  'lower',
-  'title',
-  'capitalize',
-  'swapcase',
-  'find',
-  'index',
-  'rfind',
-  'rindex',
-  'count',
-  'join',
-  'isdigit',
-  'isnumeric',
-  'isdecimal',
-  'isalpha',
-  'isalnum',
-  'isspace',
-  'isprintable',
-  'isascii',
-  'isidentifier',
-  'format_map',
-  'islower',
-  'isupper',
-  'istitle',
-  'encode',
-  'center',
-  'ljust',
-  'rjust',
-  'zfill',
-  'removeprefix',
-  'removesuffix',
-  'partition',
-  'rpartition',
-  'casefold',
-  'expandtabs',
-  'format',
-]);
 
 function dictMethod(d: Record<string, unknown> | Map<unknown, unknown>, name: string, a: unknown[]): unknown {
   switch (name) {
@@ -505,7 +84,9 @@ function listMethod(l: unknown[], name: string, a: unknown[]): unknown {
 /** `obj.name(args)`, without building a bound method. */
 export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: Kw, call: (f: unknown, a: unknown[], k: Kw) => unknown): unknown {
   let r: unknown = NO_METHOD;
-  if (typeof obj === 'string') {
+  if (obj instanceof Markup) {
+    if (STR_METHODS.has(name)) return markupMethod(obj, name, args, kwargs, (s, n, a, k) => strMethod(s, n, kwArgs(n, a, k), k));
+  } else if (typeof obj === 'string') {
     if (STR_METHODS.has(name)) r = strMethod(obj, name, kwArgs(name, args, kwargs), kwargs);
   } else if (Array.isArray(obj)) {
     if (LIST_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`);
@@ -516,17 +97,6 @@ export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: 
   }
   if (r !== NO_METHOD) return r;
   return call(getattr(obj, name), args, kwargs);
-}
-
-function kwArgs(name: string, args: unknown[], kwargs: Kw): unknown[] {
-  if (kwargs === null || kwargs.size === 0) return args;
-  const a = [...args];
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('sep')) a[0] = kwargs.get('sep');
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('maxsplit')) {
-    if (a.length < 1) a[0] = null;
-    a[1] = kwargs.get('maxsplit');
-  }
-  return a;
 }
 
 /** dir(jinja2.Undefined()) and dir({}) (Python 3.11, Jinja2 3.1): the underscore names they have. */
@@ -559,6 +129,7 @@ export function getattr(obj: unknown, name: string): unknown {
     nsHook.read?.(obj, name, v);
     return v;
   }
+  if (obj instanceof Markup) return STR_METHODS.has(name) ? bound(obj, name) : undefined;
   if (obj instanceof PyObject) return (obj as unknown as { attr?: (n: string) => unknown }).attr?.(name);
   if (typeof obj === 'string') return STR_METHODS.has(name) ? bound(obj, name) : undefined;
   if (Array.isArray(obj)) {
@@ -578,8 +149,10 @@ function bound(obj: unknown, name: string): PyCallable {
 }
 
 /** Jinja2 `obj[key]`: item first, then attribute (for a string key). */
-export function getitem(obj: unknown, key: unknown): unknown {
-  if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(key)}`);
+export function getitem(obj: unknown, keyIn: unknown): unknown {
+  if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(keyIn)}`);
+  const key = unmark(keyIn);
+  if (obj instanceof Markup) return typeof key === 'string' ? getattr(obj, key) : mark(getitem(obj.s, key));
   if (Array.isArray(obj) || typeof obj === 'string') {
     if (typeof key === 'number' && Number.isInteger(key)) {
       if (typeof obj === 'string') {
@@ -608,6 +181,7 @@ export function getitem(obj: unknown, key: unknown): unknown {
 /** Python slicing (negative steps included). */
 export function slice(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
   if (obj === undefined) throw new TemplateError('undefined value cannot be sliced');
+  if (obj instanceof Markup) return mark(slice(obj.s, start, stop, step));
   const seq: unknown[] | string[] =
     typeof obj === 'string' ? Array.from(obj) : Array.isArray(obj) ? obj : fail(`'${typeName(obj)}' object is not subscriptable`);
   const n = seq.length;

@@ -1,7 +1,27 @@
 import { contains, FILTERS, percentFormat, TESTS, type FilterHost, type Kw } from './filters.js';
 import type { Namespace } from './values.js';
 import type { EngineMemo } from './memo.js';
-import { compare, eq, fail, float, isDict, isFloat, isInt, LimitError, num, PyCallable, PyFloat, PyObject, PyTuple, str, TextMap, typeName } from './values.js';
+import { markupBinop } from './markup.js';
+import {
+  compare,
+  eq,
+  fail,
+  float,
+  isDict,
+  isFloat,
+  isInt,
+  LimitError,
+  Markup,
+  num,
+  PyCallable,
+  PyFloat,
+  PyObject,
+  PyTuple,
+  str,
+  TextMap,
+  typeName,
+  unmark,
+} from './values.js';
 
 export interface TemplateLimits {
   /** Longest output (and longest string or list a template may build), in UTF-16 code units. Default 64 Mi. */
@@ -143,6 +163,11 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
     const s = str(a) + str(b);
     if (s.length > r.maxOutput) r.checkSize(s.length);
     return s;
+  }
+  if (a instanceof Markup || b instanceof Markup) {
+    const m = markupBinop(op, a, b, percentFormat);
+    if (m !== undefined) return m;
+    return binop(r, op, unmark(a), unmark(b));
   }
   if (a === undefined || b === undefined) return fail(`unsupported operand: undefined value in '${op}'`);
   const an = isNumLike(a);

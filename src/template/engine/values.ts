@@ -101,6 +101,23 @@ export class PyView extends PyObject {
   }
 }
 
+/**
+ * markupsafe.Markup: a str marked as HTML-safe, what escape/e/forceescape/safe return (and
+ * tojson | safe in real templates). It is a str to every test and operation, but `+` and `%`
+ * escape a plain string operand, its string methods return Markup (markup.ts), and the escaped
+ * test is true of it. Jinja2 prints it as its text (autoescape is off).
+ */
+export class Markup extends PyObject {
+  constructor(readonly s: string) {
+    super();
+  }
+}
+
+/** A Markup's text; any other value as it is. */
+export function unmark(v: unknown): unknown {
+  return v instanceof Markup ? v.s : v;
+}
+
 /** Python bytes (what str.encode returns): sized, iterates its byte values, prints as b'...'. */
 export class PyBytes extends PyObject {
   constructor(readonly b: Uint8Array) {
@@ -199,6 +216,7 @@ export function typeName(v: unknown): string {
   if (v instanceof PyView) return v.kind;
   if (v instanceof Range) return 'range';
   if (v instanceof PyBytes) return 'bytes';
+  if (v instanceof Markup) return 'Markup';
   if (v instanceof PyCallable || typeof v === 'function') return 'function';
   if (v instanceof PyObject) return v.constructor.name;
   return 'dict';
@@ -240,6 +258,7 @@ export function truthy(v: unknown): boolean {
   if (v instanceof PyView) return v.items.length > 0;
   if (v instanceof Range) return v.length > 0;
   if (v instanceof PyBytes) return v.b.length > 0;
+  if (v instanceof Markup) return v.s !== '';
   if (v instanceof PyObject) return true;
   if (isDict(v)) return dictSize(v) > 0;
   return true;
@@ -308,6 +327,7 @@ function deep(depth: number, v: unknown, stack: unknown[]): void {
 /** Python `repr(x)`. */
 export function repr(v: unknown, depth = 0, stack: unknown[] = []): string {
   if (typeof v === 'string') return strRepr(v);
+  if (v instanceof Markup) return `Markup(${strRepr(v.s)})`;
   if (v === undefined) return 'Undefined';
   if (Array.isArray(v) || isDict(v)) {
     deep(depth, v, stack);
@@ -339,6 +359,7 @@ export function str(v: unknown): string {
   if (v instanceof PyFloat) return floatRepr(v.v);
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof TextMap) return v.text;
+  if (v instanceof Markup) return v.s;
   if (Array.isArray(v) || isDict(v)) return repr(v);
   if (v instanceof Namespace) {
     nsHook.whole?.(v);
@@ -356,6 +377,8 @@ export function str(v: unknown): string {
 /** Python `==`. */
 export function eq(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
+  if (a instanceof Markup) return eq(a.s, b, depth);
+  if (b instanceof Markup) return eq(a, b.s, depth);
   if (typeof a === 'string' || typeof b === 'string') return false;
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return false;
@@ -396,6 +419,7 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 /** Python `<` etc: numbers with numbers, str with str, lists lexicographically. */
 export function compare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Markup || b instanceof Markup) return compare(unmark(a), unmark(b));
   if (isNumber(a) || typeof a === 'boolean') {
     if (isNumber(b) || typeof b === 'boolean') {
       if (typeof a === 'bigint' || typeof b === 'bigint') {
@@ -427,6 +451,7 @@ export function iterate(v: unknown): readonly unknown[] {
   if (v instanceof PyView) return v.items;
   if (v instanceof PyIter) return v.take();
   if (v instanceof PyBytes) return Array.from(v.b);
+  if (v instanceof Markup) return Array.from(v.s);
   if (isDict(v)) return dictKeys(v);
   return fail(`'${typeName(v)}' object is not iterable`);
 }
@@ -477,6 +502,7 @@ export function length(v: unknown): number {
   if (v instanceof Range) return v.length;
   if (v instanceof PyView) return v.items.length;
   if (v instanceof PyBytes) return v.b.length;
+  if (v instanceof Markup) return length(v.s);
   if (isDict(v)) return dictSize(v);
   if (v instanceof Namespace) return fail("object of type 'Namespace' has no len()");
   if (v instanceof PyIter) return fail(`object of type '${v.kind}' has no len()`);
