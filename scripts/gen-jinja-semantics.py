@@ -336,6 +336,19 @@ group("markup", [
 ])
 
 
+# Python's signatures for str methods (a wrong count or type of argument is a TypeError), and
+# corners of filters found by comparing the engine with Jinja2 over filters x operands x arguments.
+group("signatures", [
+    "w.upper(1)", "w.partition()", "w.partition(',', 1)", "w.partition(5)", "w.partition('')", "w.strip(',', 1)", "w.strip(1)", "w.join('a', 'b')", "w.zfill(5, '*')", "w.zfill('5')",
+    "w.rsplit(2, 8)", "w.split('o', 1, -1)", "w.split(maxsplit=1)", "w.split(sep='o')", "w.split(x=1)", "w.splitlines('a')", "w.expandtabs(tabsize=2)", "w.rjust(12, 8)", "w.rjust(12, '**')",
+    "w.center(1.5)", "w.encode(none)", "w.encode(encoding='ascii')", "w.startswith(['h'])", "w.startswith(('x', 1))", "w.find(1)", "w.count('l', 'x')", "w.replace('l')", "w.removeprefix()",
+    "w.isalpha(1)", "w.format_map()", "w.lower(x=1)", "w.title()", "w.replace('l', 'L', count=1)",
+    "l | slice(3, 0) | list", "[1, 2, 3, 4] | slice(2, 'x') | list", "[1, 2, 3] | slice(2, none) | list", "15 | round(-1)", "25 | round(-1)", "-25 | round(-1)", "3 | round(-1)", "true | round(-1)",
+    "1234 | round(-2, 'floor')", "l | sort(attribute='x')", "[{'x': 2}, {}, {'x': 1}] | sort(attribute='x')", "[undef, undef] | sort", "[1, undef] | sort", "users | max(attribute='x')",
+    "l | unique(attribute='x') | list", "1e300 | urlencode", "1.5 | urlencode", "true | urlencode", "l is filter", "d is test", "(1, 2) is test", "none is filter",
+])
+
+
 # Errors on a later line: where Jinja2 raises, the engine raises E_TEMPLATE naming the same line.
 group("error-lines", [
     'line 1\nline 2\n{{ undef.x }}\nline 4',

@@ -1,7 +1,7 @@
 import { htmlEscape } from './markup.js';
 import { getitem, pySplitlines, pyStrip } from './methods.js';
 import { pyLower, pyUpper } from './pyunicode.js';
-import { dictEntries, fail, float, isDict, iterate, length, num, PyTuple, repr, str, truthy, typeName } from './values.js';
+import { dictEntries, fail, float, isDict, iterate, length, num, PyBytes, PyIter, PyTuple, PyView, Range, repr, str, truthy, typeName } from './values.js';
 
 /**
  * Jinja2's text filters (jinja2/filters.py, jinja2/utils.py for urlize) and Python's `%`
@@ -164,7 +164,9 @@ function urlQuote(v: unknown, forQs: boolean): string {
 
 /** jinja2.filters.do_urlencode: a string (or any non-iterable) is quoted; a dict or pairs become a query string. */
 export function urlencode(v: unknown): string {
-  if (typeof v === 'string' || v === null || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return urlQuote(v, false);
+  // A str, or anything not iterable (None, numbers, bools), is quoted as str(value).
+  const iterable = v === undefined || Array.isArray(v) || isDict(v) || v instanceof PyIter || v instanceof PyView || v instanceof Range || v instanceof PyBytes;
+  if (typeof v === 'string' || !iterable) return urlQuote(v, false);
   const pairs = isDict(v) ? dictEntries(v) : iterate(v).map((p) => iterate(p) as unknown[]);
   return pairs
     .map((p) => {

@@ -34,6 +34,7 @@ import {
   num,
   PyCallable,
   PyFloat,
+  PyBytes,
   PyIter,
   PyTuple,
   PyView,
@@ -150,8 +151,22 @@ function roundFilter(v: unknown, precision: unknown, method: unknown): unknown {
   const p = num(precision ?? 0);
   const m = str(method ?? 'common');
   if (m !== 'common' && m !== 'ceil' && m !== 'floor') fail('method must be common, ceil or floor');
-  // An int stays an int under round() (bool too: round(True) is 1).
-  if (m === 'common' && (isInt(v) || typeof v === 'boolean')) return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+  // An int stays an int under round() (bool too: round(True) is 1); a negative precision rounds
+  // it to tens, hundreds, ... with ties to even, as Python's int.__round__.
+  if (m === 'common' && (isInt(v) || typeof v === 'boolean')) {
+    const n = typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v as number | bigint);
+    if (p >= 0) return typeof v === 'boolean' ? Number(n) : v;
+    const f = 10n ** BigInt(-p);
+    let q = n / f;
+    let rem = n % f;
+    if (rem < 0n) {
+      q -= 1n;
+      rem += f;
+    }
+    if (rem * 2n > f || (rem * 2n === f && q % 2n !== 0n)) q += 1n;
+    const out = q * f;
+    return Number.isSafeInteger(Number(out)) ? Number(out) : out;
+  }
   const x = num(v);
   const f = 10 ** p;
   const r = m === 'ceil' ? Math.ceil(x * f) / f : m === 'floor' ? Math.floor(x * f) / f : pyRound(x, p);
@@ -323,7 +338,8 @@ export const FILTERS: Record<string, Filter> = {
       const size = per + (i < extra ? 1 : 0);
       const part = items.slice(off, off + size);
       off += size;
-      if (a.length > 1 && i >= extra && extra > 0) part.push(a[1]);
+      // sync_do_slice: every slice past the longer ones gets the fill (all of them when none is longer).
+      if (a.length > 1 && a[1] !== null && a[1] !== undefined && i >= extra) part.push(a[1]);
       out.push(part);
     }
     return gen(out);
@@ -336,10 +352,14 @@ export const FILTERS: Record<string, Filter> = {
     // attribute='age,name': a tuple of attributes (Jinja2's make_multi_attrgetter).
     const attrs = typeof attr === 'string' && attr.includes(',') ? attr.split(',') : null;
     const key = (x: unknown) => (attrs ? attrs.map((p) => sortKey(attrPath(x, p), cs)) : sortKey(attr === null ? x : attrPath(x, attr), cs));
-    return items
-      .map((x, i) => [key(x), i, x] as const)
-      .sort((x, y) => compare(x[0], y[0]) * (rev ? -1 : 1) || x[1] - y[1])
-      .map((x) => x[2]);
+    return (
+      items
+        .map((x, i) => [key(x), i, x] as const)
+        // make_multi_attrgetter's keys are lists, which compare equal items by == before <: equal
+        // keys (Undefined ones too) never reach <.
+        .sort((x, y) => (eq(x[0], y[0]) ? 0 : compare(x[0], y[0]) * (rev ? -1 : 1)) || x[1] - y[1])
+        .map((x) => x[2])
+    );
   },
   string: (_h, v) => str(v),
   striptags: (_h, v) => striptags(str(v)),
@@ -393,17 +413,26 @@ export const FILTERS: Record<string, Filter> = {
   xmlattr: (_h, v, a, k) => xmlattr(v, arg(a, k, 0, 'autospace', true)),
 };
 /**
- * A Markup value (markup.ts) reaches a filter as its text; the filters Jinja2 implements with
- * Markup's own methods (soft_str(value).upper() and the like) give Markup back. default returns
- * its value itself, pprint shows it as Markup('...'), and the markup filters take it as it is.
+ * A Markup value (markup.ts) is its text to the filters (str(), iterate() and length() read it
+ * so); the ones Jinja2 implements with Markup's own methods (soft_str(value).upper() and the
+ * like) give Markup back. Each filter is wrapped on its own (not by one shared wrapper) so that
+ * its call sites stay monomorphic.
  */
-const MARKUP_KEEPS = new Set(['capitalize', 'center', 'indent', 'lower', 'reverse', 'string', 'trim', 'truncate', 'upper']);
-const MARKUP_OWN = new Set(['default', 'escape', 'forceescape', 'format', 'pprint', 'safe']);
-for (const [name, f] of Object.entries(FILTERS)) {
-  if (MARKUP_OWN.has(name)) continue;
-  FILTERS[name] = MARKUP_KEEPS.has(name)
-    ? (h, v, a, k) => (v instanceof Markup ? mark(f(h, v.s, a, k)) : f(h, v, a, k))
-    : (h, v, a, k) => f(h, v instanceof Markup ? v.s : v, a, k);
+for (const name of ['capitalize', 'center', 'indent', 'lower', 'reverse', 'string', 'trim', 'truncate', 'upper']) {
+  const f = FILTERS[name]!;
+  FILTERS[name] = keepsMarkup(f);
+}
+for (const name of ['filesizeformat', 'float', 'int', 'wordwrap']) {
+  const f = FILTERS[name]!;
+  FILTERS[name] = textOfMarkup(f);
+}
+
+function keepsMarkup(f: Filter): Filter {
+  return (h, v, a, k) => (v instanceof Markup ? mark(f(h, v.s, a, k)) : f(h, v, a, k));
+}
+
+function textOfMarkup(f: Filter): Filter {
+  return (h, v, a, k) => f(h, v instanceof Markup ? v.s : v, a, k);
 }
 FILTERS.d = FILTERS.default!;
 FILTERS.e = FILTERS.escape!;
@@ -465,21 +494,36 @@ export const TESTS: Record<string, Test> = {
   in: (_h, v, a) => contains(a[0], v),
   // Undefined defines __iter__ and __len__: iterable and a sequence, as Jinja2's tests say.
   iterable: (_h, v) =>
-    v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof PyIter || v instanceof PyView,
+    v === undefined ||
+    typeof v === 'string' ||
+    Array.isArray(v) ||
+    isDict(v) ||
+    v instanceof Range ||
+    v instanceof PyIter ||
+    v instanceof PyView ||
+    v instanceof Markup ||
+    v instanceof PyBytes,
   // tests.py test_lower/test_upper: str(value).islower() / .isupper().
   lower: (_h, v) => pyIsLower(str(v)),
   upper: (_h, v) => pyIsUpper(str(v)),
   mapping: (_h, v) => isDict(v),
   none: (_h, v) => v === null,
   sameas: (_h, v, a) => v === a[0] || (v instanceof PyFloat && a[0] instanceof PyFloat && v.v === a[0].v && false),
-  sequence: (_h, v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range,
-  string: (_h, v) => typeof v === 'string',
+  sequence: (_h, v) =>
+    v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof Markup || v instanceof PyBytes,
+  // A Markup is a str.
+  string: (_h, v) => typeof v === 'string' || v instanceof Markup,
   escaped: (_h, v) => v instanceof Markup,
-  filter: (_h, v) => typeof v === 'string' && v in FILTERS,
-  test: (_h, v) => typeof v === 'string' && v in TESTS,
+  filter: (_h, v) => isName(v, FILTERS),
+  test: (_h, v) => isName(v, TESTS),
 };
-// A Markup value is its text to every test but escaped.
-for (const [name, t] of Object.entries(TESTS)) if (name !== 'escaped') TESTS[name] = (h, v, a) => t(h, v instanceof Markup ? v.s : v, a);
+
+/** `value in environment.filters` (or tests): an unhashable value (list, dict) raises TypeError. */
+function isName(v: unknown, table: object): boolean {
+  if (unhashable(v)) fail(`unhashable type: '${typeName(v)}'`);
+  const name = unmark(v);
+  return typeof name === 'string' && Object.hasOwn(table, name);
+}
 TESTS.equalto = TESTS.eq!;
 TESTS['=='] = TESTS.eq!;
 TESTS['!='] = TESTS.ne!;
@@ -489,6 +533,10 @@ TESTS['>='] = TESTS.ge!;
 TESTS.lessthan = TESTS.lt!;
 TESTS['<'] = TESTS.lt!;
 TESTS['<='] = TESTS.le!;
+
+function unhashable(v: unknown): boolean {
+  return (Array.isArray(v) && !(v instanceof PyTuple)) || isDict(v);
+}
 
 /** Python `needle in haystack`. */
 export function contains(hayIn: unknown, needleIn: unknown): boolean {

@@ -22,7 +22,7 @@ import {
   unmark,
 } from './values.js';
 import { mark, markupMethod } from './markup.js';
-import { kwArgs, NO_METHOD, STR_METHODS, strMethod } from './str-methods.js';
+import { methodArgs, NO_METHOD, STR_METHODS, strMethod } from './str-methods.js';
 
 export { pyCapitalize, pyTitle } from './pyunicode.js';
 export { pySplit, pySplitlines, pyStrip } from './str-methods.js';
@@ -85,9 +85,9 @@ function listMethod(l: unknown[], name: string, a: unknown[]): unknown {
 export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: Kw, call: (f: unknown, a: unknown[], k: Kw) => unknown): unknown {
   let r: unknown = NO_METHOD;
   if (obj instanceof Markup) {
-    if (STR_METHODS.has(name)) return markupMethod(obj, name, args, kwargs, (s, n, a, k) => strMethod(s, n, kwArgs(n, a, k), k));
+    if (STR_METHODS.has(name)) return markupMethod(obj, name, args, kwargs, (s, n, a, k) => strMethod(s, n, methodArgs(n, a, k), k));
   } else if (typeof obj === 'string') {
-    if (STR_METHODS.has(name)) r = strMethod(obj, name, kwArgs(name, args, kwargs), kwargs);
+    if (STR_METHODS.has(name)) r = strMethod(obj, name, methodArgs(name, args, kwargs), kwargs);
   } else if (Array.isArray(obj)) {
     if (LIST_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`);
     if (LIST_METHODS.has(name)) r = listMethod(obj, name, args);

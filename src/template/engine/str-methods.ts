@@ -1,4 +1,4 @@
-import { bmp, dictEntries, dictKeys, fail, isDict, length, num, PyBytes, PyObject, repr, str, truthy, tuple, typeName } from './values.js';
+import { bmp, dictEntries, dictKeys, fail, isDict, isInt, length, num, PyBytes, PyObject, PyTuple, repr, str, truthy, tuple, typeName } from './values.js';
 import { getattr, slice } from './methods.js';
 import {
   type PyCharClass,
@@ -230,7 +230,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
     case 'rsplit':
       return rsplit(s, a[0], a[1]);
     case 'splitlines':
-      return pySplitlines(s, truthy(a[0] ?? kw?.get('keepends') ?? false));
+      return pySplitlines(s, truthy(a[0] ?? false));
     case 'startswith':
     case 'endswith': {
       const sub = a.length > 1 ? (slice(s, a[1], a[2] ?? null, null) as string) : s;
@@ -239,9 +239,10 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
     case 'casefold':
       return pyCasefold(s);
     case 'encode':
-      return encode(s, a[0] ?? kw?.get('encoding'), a[1] ?? kw?.get('errors'));
+      return encode(s, a[0], a[1]);
     case 'rpartition': {
       const sep = str(a[0]);
+      if (sep === '') fail('empty separator');
       const k = s.lastIndexOf(sep);
       return k < 0 ? tuple(['', '', s]) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
     }
@@ -332,6 +333,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       return str(a[0]) !== '' && s.endsWith(str(a[0])) ? s.slice(0, s.length - str(a[0]).length) : s;
     case 'partition': {
       const sep = str(a[0]);
+      if (sep === '') fail('empty separator');
       const k = s.indexOf(sep);
       return k < 0 ? tuple([s, '', '']) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
     }
@@ -432,13 +434,84 @@ export const STR_METHODS = new Set([
   'format',
 ]);
 
-export function kwArgs(name: string, args: unknown[], kwargs: Kw): unknown[] {
-  if (kwargs === null || kwargs.size === 0) return args;
-  const a = [...args];
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('sep')) a[0] = kwargs.get('sep');
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('maxsplit')) {
-    if (a.length < 1) a[0] = null;
-    a[1] = kwargs.get('maxsplit');
+/**
+ * Python's signatures for the str methods: how many arguments are required, then one letter per
+ * parameter (s str, S str or None, i int, I int or None, c one character, t str or tuple of
+ * str, x anything), and the parameters that may be passed by keyword. Arguments that do not fit
+ * raise TypeError in Python; here E_TEMPLATE.
+ */
+const SIGS: Record<string, readonly [number, string, (readonly string[])?]> = {
+  strip: [0, 'S'],
+  lstrip: [0, 'S'],
+  rstrip: [0, 'S'],
+  split: [0, 'SI', ['sep', 'maxsplit']],
+  rsplit: [0, 'SI', ['sep', 'maxsplit']],
+  splitlines: [0, 'i', ['keepends']],
+  startswith: [1, 'tII'],
+  endswith: [1, 'tII'],
+  replace: [2, 'ssi'],
+  find: [1, 'sII'],
+  rfind: [1, 'sII'],
+  index: [1, 'sII'],
+  rindex: [1, 'sII'],
+  count: [1, 'sII'],
+  join: [1, 'x'],
+  center: [1, 'ic'],
+  ljust: [1, 'ic'],
+  rjust: [1, 'ic'],
+  zfill: [1, 'i'],
+  removeprefix: [1, 's'],
+  removesuffix: [1, 's'],
+  partition: [1, 's'],
+  rpartition: [1, 's'],
+  expandtabs: [0, 'i', ['tabsize']],
+  encode: [0, 'ss', ['encoding', 'errors']],
+  format_map: [1, 'x'],
+};
+
+function fits(kind: string, v: unknown): boolean {
+  switch (kind) {
+    case 's':
+      return typeof v === 'string';
+    case 'S':
+      return typeof v === 'string' || v === null;
+    case 'i':
+      return isInt(v) || typeof v === 'boolean';
+    case 'I':
+      return isInt(v) || typeof v === 'boolean' || v === null;
+    case 'c':
+      return typeof v === 'string' && length(v) === 1;
+    case 't':
+      return typeof v === 'string' || (v instanceof PyTuple && v.every((x) => typeof x === 'string'));
+    default:
+      return true;
+  }
+}
+
+/** The positional arguments of `str.name(...)`, keywords placed, checked against Python's signature. */
+export function methodArgs(name: string, args: unknown[], kwargs: Kw): unknown[] {
+  const sig = SIGS[name];
+  if (sig === undefined) {
+    // format takes anything; the no-argument methods (upper, isalpha, ...) take nothing.
+    if (name === 'format') return args;
+    if (args.length > 0 || (kwargs !== null && kwargs.size > 0)) fail(`str.${name}() takes no arguments (${args.length} given)`);
+    return args;
+  }
+  const [min, kinds, names = []] = sig;
+  let a = args;
+  if (kwargs !== null && kwargs.size > 0) {
+    a = [...args];
+    for (const [k, v] of kwargs) {
+      const at = names.indexOf(k);
+      if (at < 0) fail(`str.${name}() got an unexpected keyword argument '${k}'`);
+      if (at < args.length) fail(`argument for str.${name}() given by name ('${k}') and position (${at + 1})`);
+      a[at] = v;
+    }
+  }
+  if (a.length < min) fail(`str.${name}() takes at least ${min} argument${min === 1 ? '' : 's'} (${a.length} given)`);
+  if (a.length > kinds.length) fail(`str.${name}() takes at most ${kinds.length} argument${kinds.length === 1 ? '' : 's'} (${a.length} given)`);
+  for (let i = 0; i < a.length; i++) {
+    if (i in a && !fits(kinds[i]!, a[i])) fail(`str.${name}() argument ${i + 1} has the wrong type: ${typeName(a[i])}`);
   }
   return a;
 }
