@@ -349,6 +349,17 @@ group("signatures", [
 ])
 
 
+# Operators over operand pairs (a sweep of operand x operator x operand against Jinja2 found these).
+group("operand-pairs", [
+    "[] * 12345678901234567890", "'' * 12345678901234567890", "'ab' * -12345678901234567890", "(1,) * 2", "2 * (1, 2)", "'ab' % undef", "'ab' % [1, 2]", "'ab' % range(3)", "'%s' % [1, 2]",
+    "'a%%b' % []", "'%s' % undef", "-0.0 % 3", "-0.0 % 2.5", "0.0 % -2", "7.5 % -2", "0 ** -2", "0.0 ** -1", "2.5 * ('x' | safe)", "('x' | safe) * 2.5",
+    "[1, 2] < (1,)", "(1,) >= [1, 2]", "[1, 2] in {'a': 1}", "{'a': 1} in {}", "[] in d.keys()", "d.keys() in {}", "(1,).copy()", "(1, 2).index(2)",
+    "range(3) == range(3)", "range(0) == range(5, 5)", "range(3) != range(1, 3)", "range(3)[0]", "range(3)[-1]", "range(3)[5]", "range(10)[1:]", "range(10)[::-3]", "range(10)[2:8:2] | list",
+    "range(3).index(1)", "range(3).count(5)", "range(2, 9, 3).stop", "d.items() == d.items()", "d.keys() == d.keys()", "d.values() == d.values()", "d.items()[1:]", "d.keys()[0]",
+    "none in d.keys()", "'a' in d.values()", "(1, 2) in {(1, 2): 3}",
+])
+
+
 # Errors on a later line: where Jinja2 raises, the engine raises E_TEMPLATE naming the same line.
 group("error-lines", [
     'line 1\nline 2\n{{ undef.x }}\nline 4',

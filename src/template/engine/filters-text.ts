@@ -118,8 +118,10 @@ function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> |
 /** Python `fmt % args`: a tuple spreads; a mapping serves `%(key)s`; anything else is one argument. */
 export function percentFormat(fmt: string, v: unknown): string {
   if (isDict(v) && /%\(/.test(fmt)) return printf(fmt, [], v);
-  // A mapping is one argument that a format without conversions may ignore.
-  if (isDict(v) && !/%[^%]/.test(fmt.replace(/%%/g, ''))) return printf(fmt, [], v);
+  // Anything with __getitem__ but a tuple or str (a dict, list, range, Undefined) is taken as a
+  // mapping, which a format without conversions ignores.
+  const mappingLike = isDict(v) || v === undefined || v instanceof Range || (Array.isArray(v) && !(v instanceof PyTuple));
+  if (mappingLike && !/%[^%]/.test(fmt.replace(/%%/g, ''))) return fmt.replace(/%%/g, '%');
   return printf(fmt, v instanceof PyTuple ? [...v] : [v], null);
 }
 

@@ -535,7 +535,7 @@ TESTS['<'] = TESTS.lt!;
 TESTS['<='] = TESTS.le!;
 
 function unhashable(v: unknown): boolean {
-  return (Array.isArray(v) && !(v instanceof PyTuple)) || isDict(v);
+  return (Array.isArray(v) && !(v instanceof PyTuple)) || isDict(v) || (v instanceof PyView && v.kind !== 'dict_values');
 }
 
 /** Python `needle in haystack`. */
@@ -550,11 +550,13 @@ export function contains(hayIn: unknown, needleIn: unknown): boolean {
     for (const x of hay) if (eq(x, needle)) return true;
     return false;
   }
+  // A dict (and its keys view) hashes the needle: a list or dict raises TypeError.
+  if ((isDict(hay) || (hay instanceof PyView && hay.kind === 'dict_keys')) && unhashable(needle)) fail(`unhashable type: '${typeName(needle)}'`);
   if (hay instanceof Range || hay instanceof PyView || hay instanceof PyIter) return iterate(hay).some((x) => eq(x, needle));
   if (isDict(hay)) {
     if (hay instanceof Map) {
       if (hay.has(needle)) return true;
-      if (typeof needle === 'number' || typeof needle === 'boolean') for (const k of hay.keys()) if (eq(k, needle)) return true;
+      if (typeof needle === 'number' || typeof needle === 'boolean' || needle instanceof PyTuple) for (const k of hay.keys()) if (eq(k, needle)) return true;
       return false;
     }
     return typeof needle === 'string' && Object.hasOwn(hay, needle);

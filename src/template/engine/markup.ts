@@ -94,7 +94,7 @@ export function markupBinop(op: string, a: unknown, b: unknown, percent: (fmt: s
   }
   if (op === '*') {
     const [m, n] = a instanceof Markup ? [a, b] : [b as Markup, a];
-    if (typeof n !== 'number' && typeof n !== 'boolean') return undefined;
+    if (!(typeof n === 'boolean' || (typeof n === 'number' && Number.isInteger(n)))) return undefined;
     return new Markup(m.s.repeat(Math.max(0, Number(n))));
   }
   if (op === '%' && a instanceof Markup) {

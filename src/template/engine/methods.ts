@@ -13,7 +13,9 @@ import {
   Markup,
   PyCallable,
   PyObject,
+  PyTuple,
   PyView,
+  Range,
   repr,
   str,
   TemplateError,
@@ -90,7 +92,7 @@ export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: 
     if (STR_METHODS.has(name)) r = strMethod(obj, name, methodArgs(name, args, kwargs), kwargs);
   } else if (Array.isArray(obj)) {
     if (LIST_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`);
-    if (LIST_METHODS.has(name)) r = listMethod(obj, name, args);
+    if (LIST_METHODS.has(name) && !(name === 'copy' && obj instanceof PyTuple)) r = listMethod(obj, name, args);
   } else if (isDict(obj)) {
     if (DICT_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of 'dict' object is unsafe.`);
     if (DICT_METHODS.has(name)) r = dictMethod(obj, name, args);
@@ -135,7 +137,7 @@ export function getattr(obj: unknown, name: string): unknown {
   if (Array.isArray(obj)) {
     const own = (obj as { attr?: (n: string) => unknown }).attr;
     if (typeof own === 'function') return own.call(obj, name);
-    return LIST_METHODS.has(name) ? bound(obj, name) : undefined;
+    return LIST_METHODS.has(name) && !(name === 'copy' && obj instanceof PyTuple) ? bound(obj, name) : undefined;
   }
   if (isDict(obj)) {
     if (DICT_METHODS.has(name)) return bound(obj, name);
@@ -153,6 +155,10 @@ export function getitem(obj: unknown, keyIn: unknown): unknown {
   if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(keyIn)}`);
   const key = unmark(keyIn);
   if (obj instanceof Markup) return typeof key === 'string' ? getattr(obj, key) : mark(getitem(obj.s, key));
+  if (obj instanceof Range && typeof key === 'number' && Number.isInteger(key)) {
+    const k = key < 0 ? obj.length + key : key;
+    return k >= 0 && k < obj.length ? obj.at(k) : undefined;
+  }
   if (Array.isArray(obj) || typeof obj === 'string') {
     if (typeof key === 'number' && Number.isInteger(key)) {
       if (typeof obj === 'string') {
@@ -169,6 +175,8 @@ export function getitem(obj: unknown, keyIn: unknown): unknown {
   if (isDict(obj)) {
     if (dictHas(obj, key)) return dictGet(obj, key);
     if (typeof key === 'boolean' && obj instanceof Map) return obj.get(key ? 1 : 0);
+    // A tuple key is found by value (Python hashes it), not by identity.
+    if (key instanceof PyTuple && obj instanceof Map) for (const [k, v] of obj) if (eq(k, key)) return v;
     if (typeof key === 'number' && obj instanceof Map && obj.has(key === 1)) return undefined;
     return typeof key === 'string' && DICT_METHODS.has(key) ? bound(obj, key) : undefined;
   }
@@ -178,10 +186,29 @@ export function getitem(obj: unknown, keyIn: unknown): unknown {
   return undefined;
 }
 
+/** A slice of a range is a range (range(10)[1::2] is range(1, 10, 2)). */
+function sliceRange(r: Range, start: unknown, stop: unknown, step: unknown): Range {
+  const n = r.length;
+  const st = step === null || step === undefined ? 1 : num(step);
+  if (st === 0) fail('slice step cannot be zero');
+  const norm = (v: unknown, def: number, lo: number, hi: number): number => {
+    if (v === null || v === undefined) return def;
+    let x = num(v);
+    if (x < 0) x += n;
+    return Math.min(Math.max(x, lo), hi);
+  };
+  const a = st > 0 ? norm(start, 0, 0, n) : norm(start, n - 1, -1, n - 1);
+  const b = st > 0 ? norm(stop, n, 0, n) : norm(stop, -1, -1, n - 1);
+  return new Range(r.start + a * r.step, r.start + b * r.step, r.step * st, r.check);
+}
+
 /** Python slicing (negative steps included). */
 export function slice(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
   if (obj === undefined) throw new TemplateError('undefined value cannot be sliced');
   if (obj instanceof Markup) return mark(slice(obj.s, start, stop, step));
+  if (obj instanceof Range) return sliceRange(obj, start, stop, step);
+  // Jinja2 compiles a slice to a plain Python subscript (not the sandbox's getitem): slicing
+  // what is not a sequence raises TypeError.
   const seq: unknown[] | string[] =
     typeof obj === 'string' ? Array.from(obj) : Array.isArray(obj) ? obj : fail(`'${typeName(obj)}' object is not subscriptable`);
   const n = seq.length;

@@ -169,6 +169,8 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
     if (m !== undefined) return m;
     return binop(r, op, unmark(a), unmark(b));
   }
+  // str % Undefined: Undefined has __getitem__, so Python takes it as a mapping the format may ignore.
+  if (op === '%' && typeof a === 'string') return percentFormat(a, b);
   if (a === undefined || b === undefined) return fail(`unsupported operand: undefined value in '${op}'`);
   const an = isNumLike(a);
   const bn = isNumLike(b);
@@ -226,9 +228,13 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
       case '%': {
         if (y === 0) fail('integer division or modulo by zero');
         const m = x % y;
-        return intOrFloat(a, b, m !== 0 && m < 0 !== y < 0 ? m + y : m);
+        // Python's float %: a zero result takes the divisor's sign (-0.0 % 3 is 0.0).
+        return intOrFloat(a, b, m === 0 ? (y < 0 ? -0 : 0) : m < 0 !== y < 0 ? m + y : m);
       }
       case '**': {
+        if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power');
+        // A negative base to a fractional power is a complex number in Python.
+        if (x < 0 && !Number.isInteger(y)) fail('a negative number to a fractional power has no float result');
         if (!isFloat(a) && !isFloat(b) && y < 0) return float(x ** y);
         const z = x ** y;
         if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return big(a) ** big(b);
@@ -258,12 +264,14 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
   if (op === '*') {
     const [s, n] = typeof a === 'string' || Array.isArray(a) ? [a, b] : [b, a];
     if ((typeof s === 'string' || Array.isArray(s)) && (isInt(n) || typeof n === 'boolean')) {
+      // A count past Py_ssize_t is an OverflowError in Python, even for an empty sequence.
+      if (typeof n === 'bigint' && (n > 9223372036854775807n || n < -9223372036854775808n)) fail("cannot fit 'int' into an index-sized integer");
       const k = Math.max(0, num(n));
       if (typeof s === 'string') r.checkSize(s.length * k);
       else r.checkItems(s.length * k);
-      if (typeof s === 'string') return s.repeat(k);
-      const out: unknown[] = [];
-      for (let i = 0; i < k; i++) for (const x of s) out.push(x);
+      if (typeof s === 'string') return s.length === 0 ? '' : s.repeat(k);
+      const out: unknown[] = s instanceof PyTuple ? new PyTuple() : [];
+      if (s.length > 0) for (let i = 0; i < k; i++) for (const x of s) out.push(x);
       return out;
     }
   }

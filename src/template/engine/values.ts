@@ -405,6 +405,11 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
     for (let i = 0; i < a.length; i++) if (!eq(a[i], b[i], depth + 1)) return false;
     return true;
   }
+  // Key and item views are set-like: equal when they hold the same elements.
+  if (a instanceof PyView && b instanceof PyView && a.kind !== 'dict_values' && b.kind !== 'dict_values')
+    return a.items.length === b.items.length && a.items.every((x) => b.items.some((y) => eq(x, y, depth + 1)));
+  if (a instanceof Range && b instanceof Range)
+    return a.length === b.length && (a.length === 0 || (a.start === b.start && (a.length === 1 || a.step === b.step)));
   if (a instanceof PyBytes && b instanceof PyBytes) return a.b.length === b.b.length && a.b.every((x, i) => x === b.b[i]);
   if (isDict(a) && isDict(b)) {
     if (dictSize(a) !== dictSize(b)) return false;
@@ -432,7 +437,7 @@ export function compare(a: unknown, b: unknown): number {
       return x < y ? -1 : x > y ? 1 : x === y ? 0 : NaN;
     }
   }
-  if (Array.isArray(a) && Array.isArray(b)) {
+  if (Array.isArray(a) && Array.isArray(b) && a instanceof PyTuple === b instanceof PyTuple) {
     const n = Math.min(a.length, b.length);
     for (let i = 0; i < n; i++) {
       if (!eq(a[i], b[i])) return compare(a[i], b[i]);
@@ -473,6 +478,22 @@ export class Range extends PyObject {
   }
   at(i: number): number {
     return this.start + i * this.step;
+  }
+  /** range.index / count and the start/stop/step attributes. */
+  attr(name: string): unknown {
+    if (name === 'start' || name === 'stop' || name === 'step') return this[name];
+    if (name !== 'index' && name !== 'count') return undefined;
+    return new PyCallable(name, (a) => {
+      const x = a[0];
+      const n = this.length;
+      let at = -1;
+      if (typeof x === 'number' && Number.isInteger(x)) {
+        const k = (x - this.start) / this.step;
+        if (Number.isInteger(k) && k >= 0 && k < n) at = k;
+      }
+      if (name === 'count') return at < 0 ? 0 : 1;
+      return at < 0 ? fail(`${repr(x)} is not in range`) : at;
+    });
   }
   materialize(): number[] {
     const n = this.length;
