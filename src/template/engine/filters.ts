@@ -13,7 +13,7 @@ import {
   wordwrap,
   xmlattr,
 } from './filters-text.js';
-import { escapeMarkup, htmlEscape, mark, markupBinop } from './markup.js';
+import { escapeMarkup, htmlEscape, markupBinop } from './markup.js';
 import { getattr, getitem, pyStrip } from './methods.js';
 import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
@@ -210,6 +210,22 @@ function groupTuple(key: unknown, list: unknown[]): PyTuple {
   return t;
 }
 
+// reversed(): an iterator for a list; a generator is not reversible, Jinja2 then builds a list.
+function reverseOf(v: unknown): unknown {
+  if (typeof v === 'string') return Array.from(v).reverse().join('');
+  if (Array.isArray(v) || v instanceof Range) return new PyIter([...iterate(v)].reverse(), 'list_reverseiterator');
+  return [...iterate(v)].reverse();
+}
+
+/**
+ * A Markup value (markup.ts) is its text to the filters (str(), iterate() and length() read it
+ * so); the ones Jinja2 implements with Markup's own methods (soft_str(value).upper() and the
+ * like) give Markup back: keep(value, result).
+ */
+function keep(v: unknown, r: unknown): unknown {
+  return v instanceof Markup && typeof r === 'string' ? new Markup(r) : r;
+}
+
 export const FILTERS: Record<string, Filter> = {
   abs: (_h, v) => (typeof v === 'bigint' ? (v < 0n ? -v : v) : isFloat(v) ? float(Math.abs(num(v))) : Math.abs(num(v))),
   // attr() is getattr only (the sandbox's): a dict's item is not an attribute.
@@ -226,8 +242,8 @@ export const FILTERS: Record<string, Filter> = {
     }
     return gen(out);
   },
-  capitalize: (_h, v) => pyCapitalize(str(v)),
-  center: (_h, v, a, k) => center(str(v), num(arg(a, k, 0, 'width', 80))),
+  capitalize: (_h, v) => keep(v, pyCapitalize(str(v))),
+  center: (_h, v, a, k) => keep(v, center(str(v), num(arg(a, k, 0, 'width', 80)))),
   count: (_h, v) => length(v),
   // dictsort/sort/groupby/list return lists, as in Jinja2.
   default: (_h, v, a, k) => {
@@ -246,14 +262,14 @@ export const FILTERS: Record<string, Filter> = {
     return items;
   },
   escape: (_h, v) => escapeMarkup(v),
-  filesizeformat: (_h, v, a, k) => filesizeformat(v, arg(a, k, 0, 'binary', false)),
+  filesizeformat: (_h, v, a, k) => filesizeformat(unmark(v), arg(a, k, 0, 'binary', false)),
   first: (_h, v) => {
     if (v instanceof Range) return v.length > 0 ? v.at(0) : undefined;
     if (v instanceof PyIter) return v.pos < v.items.length ? v.items[v.pos++] : undefined;
     const items = iterate(v);
     return items.length ? items[0] : undefined;
   },
-  float: (_h, v, a, k) => pyFloat(v, arg(a, k, 0, 'default')),
+  float: (_h, v, a, k) => pyFloat(unmark(v), arg(a, k, 0, 'default')),
   // escape(str(value)): a Markup's text is escaped again.
   forceescape: (_h, v) => new Markup(htmlEscape(str(v))),
   // soft_str(value) % (kwargs or args): Markup's % escapes the arguments.
@@ -262,8 +278,8 @@ export const FILTERS: Record<string, Filter> = {
     return v instanceof Markup ? markupBinop('%', v, args, percentFormat) : percentFormat(str(v), args);
   },
   groupby: (_h, v, a, k) => groupby(v, arg(a, k, 0, 'attribute'), arg(a, k, 1, 'default')),
-  indent: (_h, v, a, k) => indentFilter(v, arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false)),
-  int: (_h, v, a, k) => pyInt(v, arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
+  indent: (_h, v, a, k) => keep(v, indentFilter(unmark(v), arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false))),
+  int: (_h, v, a, k) => pyInt(unmark(v), arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
   items: (_h, v) =>
     gen(v === undefined ? [] : isDict(v) ? dictEntries(v).map(([x, y]) => tuple([x, y])) : fail(`items: expected a mapping, got ${typeName(v)}`)),
   join: (h, v, a, k) => {
@@ -282,7 +298,7 @@ export const FILTERS: Record<string, Filter> = {
   },
   length: (_h, v) => length(v),
   list: (_h, v) => toList(v),
-  lower: (_h, v) => pyLower(str(v)),
+  lower: (_h, v) => keep(v, pyLower(str(v))),
   map: (h, v, a, k) => gen(mapFilter(h, v, a, k)),
   pprint: (_h, v) => pformat(v),
   max: (_h, v, a, k) => extreme(v, a, k, 1),
@@ -316,13 +332,10 @@ export const FILTERS: Record<string, Filter> = {
     }
     return out + rest;
   },
-  // reversed(): an iterator for a list; a generator is not reversible, Jinja2 then builds a list.
-  reverse: (_h, v) =>
-    typeof v === 'string'
-      ? Array.from(v).reverse().join('')
-      : Array.isArray(v) || v instanceof Range
-        ? new PyIter([...iterate(v)].reverse(), 'list_reverseiterator')
-        : [...iterate(v)].reverse(),
+  reverse: (_h, m) => {
+    const v = unmark(m);
+    return keep(m, reverseOf(v));
+  },
   round: (_h, v, a, k) => roundFilter(v, arg(a, k, 0, 'precision', 0), arg(a, k, 1, 'method', 'common')),
   safe: (_h, v) => (v instanceof Markup ? v : new Markup(str(v))),
   select: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, true)),
@@ -361,7 +374,7 @@ export const FILTERS: Record<string, Filter> = {
         .map((x) => x[2])
     );
   },
-  string: (_h, v) => str(v),
+  string: (_h, v) => (v instanceof Markup ? v : str(v)),
   striptags: (_h, v) => striptags(str(v)),
   sum: (_h, v, a, k) => {
     const attr = arg(a, k, 0, 'attribute', null);
@@ -386,8 +399,9 @@ export const FILTERS: Record<string, Filter> = {
       ensureAscii: truthy(arg(a, k, 0, 'ensure_ascii', false)),
     });
   },
-  trim: (_h, v, a, k) => pyStrip(str(v), arg(a, k, 0, 'chars', null)),
-  truncate: (_h, v, a, k) => truncate(v, arg(a, k, 0, 'length', 255), arg(a, k, 1, 'killwords', false), arg(a, k, 2, 'end', '...'), arg(a, k, 3, 'leeway', 5)),
+  trim: (_h, v, a, k) => keep(v, pyStrip(str(v), arg(a, k, 0, 'chars', null))),
+  truncate: (_h, v, a, k) =>
+    keep(v, truncate(unmark(v), arg(a, k, 0, 'length', 255), arg(a, k, 1, 'killwords', false), arg(a, k, 2, 'end', '...'), arg(a, k, 3, 'leeway', 5))),
   unique: (_h, v, a, k) => {
     const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
     const attr = arg(a, k, 1, 'attribute', null);
@@ -403,37 +417,21 @@ export const FILTERS: Record<string, Filter> = {
     }
     return gen(out);
   },
-  upper: (_h, v) => pyUpper(str(v)),
+  upper: (_h, v) => keep(v, pyUpper(str(v))),
   urlencode: (_h, v) => urlencode(v),
   urlize: (_h, v, a, k) =>
     urlize(v, arg(a, k, 0, 'trim_url_limit', null), arg(a, k, 1, 'nofollow', false), arg(a, k, 2, 'target', null), arg(a, k, 3, 'rel', null)),
   wordcount: (_h, v) => (str(v).match(/[\p{L}\p{N}_]+/gu) ?? []).length,
   wordwrap: (_h, v, a, k) =>
-    wordwrap(v, arg(a, k, 0, 'width', 79), arg(a, k, 1, 'break_long_words', true), arg(a, k, 2, 'wrapstring', null), arg(a, k, 3, 'break_on_hyphens', true)),
+    wordwrap(
+      unmark(v),
+      arg(a, k, 0, 'width', 79),
+      arg(a, k, 1, 'break_long_words', true),
+      arg(a, k, 2, 'wrapstring', null),
+      arg(a, k, 3, 'break_on_hyphens', true),
+    ),
   xmlattr: (_h, v, a, k) => xmlattr(v, arg(a, k, 0, 'autospace', true)),
 };
-/**
- * A Markup value (markup.ts) is its text to the filters (str(), iterate() and length() read it
- * so); the ones Jinja2 implements with Markup's own methods (soft_str(value).upper() and the
- * like) give Markup back. Each filter is wrapped on its own (not by one shared wrapper) so that
- * its call sites stay monomorphic.
- */
-for (const name of ['capitalize', 'center', 'indent', 'lower', 'reverse', 'string', 'trim', 'truncate', 'upper']) {
-  const f = FILTERS[name]!;
-  FILTERS[name] = keepsMarkup(f);
-}
-for (const name of ['filesizeformat', 'float', 'int', 'wordwrap']) {
-  const f = FILTERS[name]!;
-  FILTERS[name] = textOfMarkup(f);
-}
-
-function keepsMarkup(f: Filter): Filter {
-  return (h, v, a, k) => (v instanceof Markup ? mark(f(h, v.s, a, k)) : f(h, v, a, k));
-}
-
-function textOfMarkup(f: Filter): Filter {
-  return (h, v, a, k) => f(h, v instanceof Markup ? v.s : v, a, k);
-}
 FILTERS.d = FILTERS.default!;
 FILTERS.e = FILTERS.escape!;
 

@@ -21,7 +21,6 @@ import {
   TemplateError,
   tuple,
   typeName,
-  unmark,
 } from './values.js';
 import { mark, markupMethod } from './markup.js';
 import { methodArgs, NO_METHOD, STR_METHODS, strMethod } from './str-methods.js';
@@ -131,8 +130,10 @@ export function getattr(obj: unknown, name: string): unknown {
     nsHook.read?.(obj, name, v);
     return v;
   }
-  if (obj instanceof Markup) return STR_METHODS.has(name) ? bound(obj, name) : undefined;
-  if (obj instanceof PyObject) return (obj as unknown as { attr?: (n: string) => unknown }).attr?.(name);
+  if (obj instanceof PyObject) {
+    if (obj instanceof Markup) return STR_METHODS.has(name) ? bound(obj, name) : undefined;
+    return (obj as unknown as { attr?: (n: string) => unknown }).attr?.(name);
+  }
   if (typeof obj === 'string') return STR_METHODS.has(name) ? bound(obj, name) : undefined;
   if (Array.isArray(obj)) {
     const own = (obj as { attr?: (n: string) => unknown }).attr;
@@ -153,12 +154,7 @@ function bound(obj: unknown, name: string): PyCallable {
 /** Jinja2 `obj[key]`: item first, then attribute (for a string key). */
 export function getitem(obj: unknown, keyIn: unknown): unknown {
   if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(keyIn)}`);
-  const key = unmark(keyIn);
-  if (obj instanceof Markup) return typeof key === 'string' ? getattr(obj, key) : mark(getitem(obj.s, key));
-  if (obj instanceof Range && typeof key === 'number' && Number.isInteger(key)) {
-    const k = key < 0 ? obj.length + key : key;
-    return k >= 0 && k < obj.length ? obj.at(k) : undefined;
-  }
+  const key = keyIn instanceof Markup ? keyIn.s : keyIn;
   if (Array.isArray(obj) || typeof obj === 'string') {
     if (typeof key === 'number' && Number.isInteger(key)) {
       if (typeof obj === 'string') {
@@ -179,6 +175,11 @@ export function getitem(obj: unknown, keyIn: unknown): unknown {
     if (key instanceof PyTuple && obj instanceof Map) for (const [k, v] of obj) if (eq(k, key)) return v;
     if (typeof key === 'number' && obj instanceof Map && obj.has(key === 1)) return undefined;
     return typeof key === 'string' && DICT_METHODS.has(key) ? bound(obj, key) : undefined;
+  }
+  if (obj instanceof Markup) return typeof key === 'string' ? getattr(obj, key) : mark(getitem(obj.s, key));
+  if (obj instanceof Range && typeof key === 'number' && Number.isInteger(key)) {
+    const k = key < 0 ? obj.length + key : key;
+    return k >= 0 && k < obj.length ? obj.at(k) : undefined;
   }
   if (obj instanceof PyObject && typeof key === 'string') return getattr(obj, key);
   if (obj === null) return undefined;

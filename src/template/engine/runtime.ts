@@ -164,13 +164,9 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
     if (s.length > r.maxOutput) r.checkSize(s.length);
     return s;
   }
-  if (a instanceof Markup || b instanceof Markup) {
-    const m = markupBinop(op, a, b, percentFormat);
-    if (m !== undefined) return m;
-    return binop(r, op, unmark(a), unmark(b));
-  }
   // str % Undefined: Undefined has __getitem__, so Python takes it as a mapping the format may ignore.
   if (op === '%' && typeof a === 'string') return percentFormat(a, b);
+  if (op === '%' && a instanceof Markup) return markupBinop(op, a, b, percentFormat);
   if (a === undefined || b === undefined) return fail(`unsupported operand: undefined value in '${op}'`);
   const an = isNumLike(a);
   const bn = isNumLike(b);
@@ -243,6 +239,12 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
       default:
         return fail(`bad operator ${op}`);
     }
+  }
+  // Markup (never a number or Undefined) is dealt with past the numeric cases: off the hot path.
+  if (a instanceof Markup || b instanceof Markup) {
+    const m = markupBinop(op, a, b, percentFormat);
+    if (m !== undefined) return m;
+    return binop(r, op, unmark(a), unmark(b));
   }
   if (op === '+') {
     if (typeof a === 'string' && typeof b === 'string') {

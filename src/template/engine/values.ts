@@ -377,9 +377,10 @@ export function str(v: unknown): string {
 /** Python `==`. */
 export function eq(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
-  if (a instanceof Markup) return eq(a.s, b, depth);
-  if (b instanceof Markup) return eq(a, b.s, depth);
-  if (typeof a === 'string' || typeof b === 'string') return false;
+  // A Markup equals its text (checked only where a str or Markup is involved: off the hot path).
+  if (typeof a === 'string' || typeof b === 'string') return a instanceof Markup ? a.s === b : b instanceof Markup ? a === b.s : false;
+  if (a instanceof Markup) return b instanceof Markup && a.s === b.s;
+  if (b instanceof Markup) return false;
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return false;
   const an = typeof a === 'number' || typeof a === 'boolean' || typeof a === 'bigint' || a instanceof PyFloat;
