@@ -284,6 +284,82 @@ group("transformers-idioms", [
 ])
 
 
+# Issue 15 section 1's list, the parts the groups above do not reach: the remaining builtin
+# filters, tests and globals, strftime_now (through clock-independent facts of its output),
+# more str/list/dict methods, markup from escape/safe, non-finite floats, sandbox attributes.
+group("coverage", [
+    "[7] | random", "'x' | random", "[none] | random", "el | random", "undef | random",
+    "{% set c = cycler('a', 'b') %}{{ c.next() }}{{ c.next() }}{{ c.next() }}{{ c.current }}", "{% set c = cycler(1, 2) %}{{ c.current }}{% set _ = c.next() %}{{ c.current }}{{ c.reset() }}{{ c.current }}",
+    "{% set j = joiner(', ') %}{% for x in l %}{{ j() }}{{ x }}{% endfor %}", "{% set j = joiner() %}[{{ j() }}][{{ j() }}]",
+    "strftime_now('%%')", "strftime_now('x-%%-y')", "strftime_now('') | length", "strftime_now('%Y') | length", "strftime_now('%Y-%m-%d') | length",
+    "strftime_now('%d %b %Y') | length", "(strftime_now('%m') | int) in range(1, 13)", "(strftime_now('%d') | int) in range(1, 32)", "(strftime_now('%H') | int) < 24",
+    "strftime_now('%B') in ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']",
+    "strftime_now('%A')[-3:]", "strftime_now('%a') | length", "strftime_now is callable", "strftime_now('%Y') is string",
+    "ml.splitlines(true)", "ml.splitlines(keepends=true)", "'a\r\nb\rc'.splitlines()", "'a\r\nb'.splitlines(true)", "'a,b,c'.split(',', maxsplit=1)", "'a b c'.rsplit(maxsplit=1)",
+    "'a-b-c'.rsplit('-', 1)", "w.find('o', 5)", "w.rfind('o', 0, 5)", "w.index('l', 3)", "w.count('l', 3)", "w.startswith('wor', 6)", "w.endswith('hell', 0, 4)",
+    "'abc'.isascii()", "'é'.isascii()", "'a_1'.isidentifier()", "'1a'.isidentifier()", "'ab\n'.isprintable()", "'ab'.isprintable()", "'Ab Cd'.istitle()", "'Ab cd'.istitle()", "'½'.isnumeric()",
+    "'½'.isdigit()", "'²'.isdigit()", "'²'.isdecimal()", "'٣'.isdecimal()", "'Ⅳ'.isnumeric()", "'abc'.format_map({})", "'{x}-{y}'.format_map({'x': 1, 'y': 2})",
+    "'%(a)s and %(b)d' % {'a': 'x', 'b': 2}", "'%5.1f|%-8.3e|%+d' % (2.25, 12345.678, 3)", "'%o' % 8", "'%c' % 65", "'%s %s' % ('a',)", "'%s' % (1, 2)",
+    "'{:>8.2f}|{:^7}|{:<4d}|{:+}'.format(3.14159, 'mid', 42, 5)", "'{:x}{:o}{:b}{:X}'.format(255, 8, 5, 255)", "'{:e}'.format(12345.678)", "'{:g}'.format(0.00001234)", "'{:%}'.format(0.25)",
+    "[1, 2, 3, 2].index(2, 2)", "(1, 2, 2).count(2)", "(1, 2).index(2)", "{'a': 1}.items() | list | first", "{'a': 1}.get('a', 5)", "d.keys() | join(',')", "d.values() | select | list",
+    "{'a': {'b': 1}}.a.b", "{'a': [1, 2]}['a'][-1]", "[[1, 2], [3]] | map('length') | list", "[[1, 2], [3]] | map('sum') | list", "d | dictsort(true, 'value') | first",
+    "1e400", "-1e400", "1e400 - 1e400", "[1e400, -1e400]", "1e400 | tojson", "[1e400 - 1e400] | tojson", "1e400 | int", "1e400 | string", "(1e400 - 1e400) == (1e400 - 1e400)", "1e400 > 10 ** 400",
+    "10 ** 400 > 1e308", "(10 ** 400) | float", "(2 ** 1000) | string | length", "2 ** 0.5 * 2 ** 0.5", "7 // -2", "7.0 // -2", "-7 % 2.5", "divmod is defined", "0.1 * 3", "1 / 3 * 3",
+    "html | e | length", "(html | e) is string", "(html | e) == (html | e)", "(html | e) ~ '<'", "(html | safe) ~ '<'", "(html | e) | upper", "(html | safe) | length", "(html | e).split(';') | length",
+    "html | e | e", "html | forceescape | forceescape", "{'a': html | safe} | tojson", "(html | safe) is escaped", "html | striptags | e", "'&amp;&lt;' | striptags",
+    "users | map(attribute='name') | map('title') | join", "users | map('tojson') | list | length", "users | selectattr('age', '==', 30) | map(attribute='name') | join(',')",
+    "users | rejectattr('active', 'defined') | map(attribute='name') | list", "users | sort(attribute='active') | map(attribute='name') | list", "users | map(attribute='tags.0', default='-') | list",
+    "users | groupby('active', default=false) | map('first') | list", "users | groupby(attribute='age', case_sensitive=true) | list | length", "ls | groupby('lower') | list | length",
+    "ls | map('lower') | groupby('0') | map(attribute='grouper') | list", "ls | sort(case_sensitive=false) | join", "ls | unique | join", "ls | max | upper", "[] | sum", "[2.5, 1] | sum",
+    "(l | map('float') | list)", "['1', '2'] | map('int') | sum", "'a b c' | wordcount", "'don\'t stop' | wordcount", "'héllo wörld' | wordcount", "l | batch(2, 0) | list", "el | batch(2) | list",
+    "l | slice(2, 'x') | list", "ls | slice(3) | map('length') | list", "l | first is number", "l | list is sequence", "range(3) | reverse | list", "'abc' | reverse | list",
+    "{'b': 1, 'a': 2} | items | map('first') | join", "none | items | list", "l | items | list", "namespace(a=1) | items | list", "d | attr('items') is callable", "'x' | attr('upper') is callable",
+    "d.__len__", "d._x", "{'_x': 1}._x", "{'_x': 1}['_x']", "l._private", "''.__class__ is defined", "(''.__class__)()", "undef.__class__ | string", "none.__class__.__name__", "namespace(_a=1)._a",
+    "loop is undefined", "varargs is defined", "self is defined", "lipsum is callable", "range(3).__len__", "joiner is callable", "cycler is callable", "namespace is callable", "dict(a=1) | list",
+])
+
+
+# markupsafe.Markup, what escape/e/forceescape/safe return (real templates print `x | tojson | safe`):
+# a str to everything, but + and % escape the plain operand and its methods keep the mark.
+group("markup", [
+    "('<' | e) + '<'", "'<a>' + ('{}' | safe)", "('<' | safe) + '<a>'", "{% set x = {'a': '<'} | tojson | safe %}{{ '<p>' + x + '</p>' }}", "'<' ~ ('<' | safe)",
+    "[1] | tojson | safe | length", "('<' | safe) is string", "('a' | safe) == 'a'", "('a' | safe).strip() is escaped", "(('a' | safe) | trim) is escaped", "('a' | safe) | string is escaped",
+    "('a' | safe) | join is escaped", "['<' | safe, '<'] | join", "('<' | safe) | tojson", "('<a' | safe).split('a')", "('<a' | safe)[0] is escaped",
+    "{% for c in ('<a' | safe) %}{{ c is escaped }}{% endfor %}", "('a' | safe) | list", "('a' | safe) ~ 1 is escaped", "'%s' | format('<' | safe) is escaped", "('%s' | safe) | format('<')",
+    "('a' | safe) | replace('a', '<')", "('a' | safe) | replace('a', '<') is escaped", "('<a>' | safe) | title", "('x' | safe) | indent is escaped", "('x' | safe) | center(5) is escaped",
+    "('x' | safe) | capitalize is escaped", "('<' | e) ~ '<'", "('<' | e) | length", "('a<' | e).upper()", "('a<' | e) == 'a&lt;'", "'%s<' % ('<' | e)", "('<' | e) % '<'", "('%s' | e) % '<'",
+    "('<' | e)[0]", "['<' | e]", "('a' | e).join(['<', '>'])", "3 | e is escaped", "'x' | striptags is escaped", "('<' | e) | replace('&', '<')", "('<' | e).replace('&', '<')",
+    "('a' | e) * 2", "(('a' | e) + '<') is escaped", "('<a>' | e) | striptags", "('<' | e) | center(9)", "('<' | e) in '&lt;'", "{'<' | e: 1}", "('%s|%d' | safe) % ('<', 3)",
+    "('{}-{x}' | safe).format('<', x='>')", "('a' | safe).ljust(3, '<')", "('<a' | safe).partition('a')", "('a' | safe) | reverse is escaped", "('abc' | safe) | truncate(3, true, '')",
+    "(('a' | safe) | upper) ~ ''", "('a<' | safe) | urlencode", "('b' | safe) in ['a', 'b']", "['b', 'a' | safe] | sort", "('a' | safe) | first is escaped", "('ab' | safe) | wordcount",
+    "('Ab' | safe) is upper", "('<' | safe) | pprint", "('a' | safe).startswith('a')", "('a' | safe) | attr('upper') is callable", "('<' | safe) | default('x') is escaped",
+])
+
+
+# Python's signatures for str methods (a wrong count or type of argument is a TypeError), and
+# corners of filters found by comparing the engine with Jinja2 over filters x operands x arguments.
+group("signatures", [
+    "w.upper(1)", "w.partition()", "w.partition(',', 1)", "w.partition(5)", "w.partition('')", "w.strip(',', 1)", "w.strip(1)", "w.join('a', 'b')", "w.zfill(5, '*')", "w.zfill('5')",
+    "w.rsplit(2, 8)", "w.split('o', 1, -1)", "w.split(maxsplit=1)", "w.split(sep='o')", "w.split(x=1)", "w.splitlines('a')", "w.expandtabs(tabsize=2)", "w.rjust(12, 8)", "w.rjust(12, '**')",
+    "w.center(1.5)", "w.encode(none)", "w.encode(encoding='ascii')", "w.startswith(['h'])", "w.startswith(('x', 1))", "w.find(1)", "w.count('l', 'x')", "w.replace('l')", "w.removeprefix()",
+    "w.isalpha(1)", "w.format_map()", "w.lower(x=1)", "w.title()", "w.replace('l', 'L', count=1)",
+    "l | slice(3, 0) | list", "[1, 2, 3, 4] | slice(2, 'x') | list", "[1, 2, 3] | slice(2, none) | list", "15 | round(-1)", "25 | round(-1)", "-25 | round(-1)", "3 | round(-1)", "true | round(-1)",
+    "1234 | round(-2, 'floor')", "l | sort(attribute='x')", "[{'x': 2}, {}, {'x': 1}] | sort(attribute='x')", "[undef, undef] | sort", "[1, undef] | sort", "users | max(attribute='x')",
+    "l | unique(attribute='x') | list", "1e300 | urlencode", "1.5 | urlencode", "true | urlencode", "l is filter", "d is test", "(1, 2) is test", "none is filter",
+])
+
+
+# Operators over operand pairs (a sweep of operand x operator x operand against Jinja2 found these).
+group("operand-pairs", [
+    "[] * 12345678901234567890", "'' * 12345678901234567890", "'ab' * -12345678901234567890", "(1,) * 2", "2 * (1, 2)", "'ab' % undef", "'ab' % [1, 2]", "'ab' % range(3)", "'%s' % [1, 2]",
+    "'a%%b' % []", "'%s' % undef", "-0.0 % 3", "-0.0 % 2.5", "0.0 % -2", "7.5 % -2", "0 ** -2", "0.0 ** -1", "2.5 * ('x' | safe)", "('x' | safe) * 2.5",
+    "[1, 2] < (1,)", "(1,) >= [1, 2]", "[1, 2] in {'a': 1}", "{'a': 1} in {}", "[] in d.keys()", "d.keys() in {}", "(1,).copy()", "(1, 2).index(2)",
+    "range(3) == range(3)", "range(0) == range(5, 5)", "range(3) != range(1, 3)", "range(3)[0]", "range(3)[-1]", "range(3)[5]", "range(10)[1:]", "range(10)[::-3]", "range(10)[2:8:2] | list",
+    "range(3).index(1)", "range(3).count(5)", "range(2, 9, 3).stop", "d.items() == d.items()", "d.keys() == d.keys()", "d.values() == d.values()", "d.items()[1:]", "d.keys()[0]",
+    "none in d.keys()", "'a' in d.values()", "(1, 2) in {(1, 2): 3}",
+])
+
+
 # Errors on a later line: where Jinja2 raises, the engine raises E_TEMPLATE naming the same line.
 group("error-lines", [
     'line 1\nline 2\n{{ undef.x }}\nline 4',

@@ -30,10 +30,13 @@ export type ErrorCode =
 
 export class PromptencError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** E_TEMPLATE / E_TEMPLATE_LIMIT: the chat template's line the error comes from (1-based), as Jinja2 names it. */
+  readonly templateLine?: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; templateLine?: number }) {
     super(message, options);
     this.name = 'PromptencError';
     this.code = code;
+    if (options?.templateLine !== undefined) this.templateLine = options.templateLine;
   }
 }
 

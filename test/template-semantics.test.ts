@@ -30,12 +30,15 @@ function check(row: Row): string | undefined {
     return `expected ${JSON.stringify(row.text)}, got ${'text' in got ? JSON.stringify(got.text) : `${got.code}: ${got.message}`}`;
   }
   if (raisesLikeJinja2(row.type, got)) {
-    // The error names the template's line, as Jinja2's does.
+    // The error names the template's line, as Jinja2's does: it carries it as templateLine, and
+    // the message names it too (except raise_exception's, which is the template's own text).
     if (row.lineno === undefined || !('message' in got)) return undefined;
-    const line = /\bline (\d+)\b/.exec(got.message)?.[1];
-    return line === String(row.lineno)
+    const named = /\bline (\d+)\b/.exec(got.message)?.[1];
+    if (got.templateLine !== row.lineno) return `Jinja2 raised on line ${row.lineno}; our templateLine is ${got.templateLine}: ${got.message}`;
+    const ownText = got.message.startsWith('chat template raised: ');
+    return ownText || named === String(row.lineno)
       ? undefined
-      : `Jinja2 raised on line ${row.lineno}; our message names ${line ? `line ${line}` : 'no line'}: ${got.message}`;
+      : `Jinja2 raised on line ${row.lineno}; our message names ${named ? `line ${named}` : 'no line'}: ${got.message}`;
   }
   return `Jinja2 raised ${row.type}: ${row.error}; got ${'text' in got ? `text ${JSON.stringify(got.text)}` : `${got.code}: ${got.message}`}`;
 }

@@ -39,15 +39,17 @@ export function compileUnderTest(source: string, options?: { limits?: TemplateLi
   return compileTemplate(source, options);
 }
 
-/** The outcome of one render: its text, or the error's code and message. */
-export type Outcome = { text: string } | { code: string; message: string };
+/** The outcome of one render: its text, or the error's code, message and (PromptencError.templateLine) template line. */
+export type Outcome = { text: string } | { code: string; message: string; templateLine?: number };
 
 export function renderUnderTest(source: string, context: Record<string, unknown>): Outcome {
   try {
     return { text: compileUnderTest(source).render(context) };
   } catch (err) {
-    const e = err as { code?: unknown; message?: unknown };
-    return { code: typeof e.code === 'string' ? e.code : `uncoded ${(err as Error)?.name}`, message: String(e.message) };
+    const e = err as { code?: unknown; message?: unknown; templateLine?: unknown };
+    const out: Outcome = { code: typeof e.code === 'string' ? e.code : `uncoded ${(err as Error)?.name}`, message: String(e.message) };
+    if (typeof e.templateLine === 'number') out.templateLine = e.templateLine;
+    return out;
   }
 }
 

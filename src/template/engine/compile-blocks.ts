@@ -106,7 +106,11 @@ export function compileFor(st: Extract<Stmt, { t: 'for' }>, cs: CompileState): C
       const sc = freshScopes ? r.scope(s) : inner;
       if (!freshScopes) sc.vars.clear();
       if (simple !== null) sc.vars.set(simple, items[i]);
-      else assign(r, sc, target, items[i]);
+      else {
+        // Unpacking fails on the loop's own line (the body may have moved r.line on).
+        r.line = line;
+        assign(r, sc, target, items[i]);
+      }
       state.index0 = i;
       sc.vars.set('loop', state);
       const f = body(r, sc);

@@ -3,6 +3,7 @@ import { FILTERS, TESTS, type Kw } from './filters.js';
 import { callMethod, getattr, getitem, slice } from './methods.js';
 import { binop, cmp, neg, pos, type Run, type Scope } from './runtime.js';
 import { SyntaxErr } from './lexer.js';
+import { statementLine } from './lines.js';
 import { compileFor, compileMacro } from './compile-blocks.js';
 import type { MemoLoops } from './loop.js';
 import { dictEntries, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
@@ -28,6 +29,8 @@ export interface CompileState {
   soft: boolean;
   memo: MemoLoops;
   ids: number;
+  /** The line Jinja2 names for an error in the statement being compiled (lines.ts); 0 outside one. */
+  line?: number;
 }
 
 export function lookup(r: Run, s: Scope, name: string): unknown {
@@ -64,7 +67,8 @@ export function assign(r: Run, s: Scope, t: Target, v: unknown): void {
   if (t.t === 'name') s.vars.set(t.name, v);
   else if (t.t === 'tuple') {
     const items = iterate(v);
-    if (items.length !== t.items.length) fail(`too ${items.length > t.items.length ? 'many' : 'few'} values to unpack (expected ${t.items.length})`);
+    if (items.length > t.items.length) fail(`too many values to unpack (expected ${t.items.length})`);
+    if (items.length < t.items.length) fail(`not enough values to unpack (expected ${t.items.length}, got ${items.length})`);
     for (let i = 0; i < t.items.length; i++) assign(r, s, t.items[i]!, items[i]);
   } else {
     const ns = lookup(r, s, t.obj);
@@ -88,7 +92,16 @@ export function capture(r: Run, f: () => void): string {
 }
 
 function compileStmt(st: Stmt, cs: CompileState): CStmt {
-  const line = st.line;
+  const outer = cs.line;
+  cs.line = st.t === 'output' ? statementLine(st.e) : st.line;
+  try {
+    return compileStmtAt(st, cs, cs.line);
+  } finally {
+    cs.line = outer;
+  }
+}
+
+function compileStmtAt(st: Stmt, cs: CompileState, line: number): CStmt {
   switch (st.t) {
     case 'text': {
       const v = st.v;
@@ -215,7 +228,7 @@ export function compileFilterOn(f: Extract<Expr, { t: 'filter' }>, cs: CompileSt
   const fn: NonNullable<typeof known> = known ?? (() => fail(`No filter named '${name}'.`));
   const args = f.args.map((a) => compileExpr(a, cs));
   const kwargs = f.kwargs.map(([k, v]) => [k, compileExpr(v, cs)] as const);
-  const line = f.line;
+  const line = cs.line || f.line;
   if (args.length === 0 && kwargs.length === 0) return (r, _s, v) => fn(r, v, [], null);
   return (r, s, v) => {
     r.line = line;
@@ -258,14 +271,15 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
     }
     case 'getattr': {
       const name = e.name;
-      const line = e.line;
+      const line = cs.line || e.line;
       if (e.obj.t === 'name' && e.obj.name === 'messages') {
         return (r, s) => getattr(cs.memo.messagesRead(r, lookup(r, s, 'messages'), 'whole'), name);
       }
       const obj = compileExpr(e.obj, cs);
       return (r, s) => {
         const o = obj(r, s);
-        if (o instanceof Namespace) return nsGet(r, o, name);
+        // The sandbox reads a namespace's '_name' attribute as an unsafe Undefined.
+        if (o instanceof Namespace) return name.charCodeAt(0) === 95 ? undefined : nsGet(r, o, name);
         if (o === undefined) r.line = line;
         return getattr(o, name);
       };
@@ -283,7 +297,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       return (r, s) => {
         const o = obj(r, s);
         const k = key(r, s);
-        if (o instanceof Namespace && typeof k === 'string') return nsGet(r, o, k);
+        if (o instanceof Namespace && typeof k === 'string') return k.charCodeAt(0) === 95 ? undefined : nsGet(r, o, k);
         return getitem(o, k);
       };
     }
@@ -296,7 +310,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       if (e.star || e.dstar) return compileSpreadCall(e, cs);
       const args = e.args.map((a) => compileExpr(a, cs));
       const kwargs = e.kwargs.map(([k, v]) => [k, compileExpr(v, cs)] as const);
-      const line = e.line;
+      const line = cs.line || e.line;
       if (e.fn.t === 'getattr') {
         const name = e.fn.name;
         const obj = compileExpr(e.fn.obj, cs);
@@ -335,7 +349,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
         return (r, s) => cs.memo.messagesLength(r, lookup(r, s, 'messages'));
       }
       const f = compileFilterOn(e, cs);
-      const line = e.line;
+      const line = cs.line || e.line;
       return (r, s) => {
         const v = arg(r, s);
         r.line = line;
@@ -364,7 +378,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const left = compileExpr(e.left, cs);
       const right = compileExpr(e.right, cs);
       const op = e.op;
-      const line = e.line;
+      const line = cs.line || e.line;
       if (op === '~')
         return (r, s) => {
           const a = left(r, s);
@@ -428,7 +442,7 @@ function compileSpreadCall(e: Extract<Expr, { t: 'call' }>, cs: CompileState): C
   const kwargs = e.kwargs.map(([k, v]) => [k, compileExpr(v, cs)] as const);
   const star = e.star ? compileExpr(e.star, cs) : null;
   const dstar = e.dstar ? compileExpr(e.dstar, cs) : null;
-  const line = e.line;
+  const line = cs.line || e.line;
   return (r, s) => {
     const f = fn(r, s);
     const a = args.map((x) => x(r, s));
@@ -453,7 +467,7 @@ function nsOperand(e: Expr, cs: CompileState): { obj: CExpr; key: string } | nul
 function compileCompare(e: Extract<Expr, { t: 'compare' }>, cs: CompileState): CExpr {
   const first = compileExpr(e.first, cs);
   const ops = e.ops.map(([op, x]) => [op, compileExpr(x, cs)] as const);
-  const line = e.line;
+  const line = cs.line || e.line;
   if (ops.length === 1) {
     const [op, right] = ops[0]!;
     const nsl = nsOperand(e.first, cs);

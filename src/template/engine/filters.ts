@@ -1,5 +1,21 @@
 import { dumps } from './json.js';
-import { getattr, getitem, pyCapitalize, pySplitlines, pyStrip, pyTitle } from './methods.js';
+import {
+  center,
+  filesizeformat,
+  indentFilter,
+  percentFormat,
+  pformat,
+  striptags,
+  titleFilter,
+  truncate,
+  urlencode,
+  urlize,
+  wordwrap,
+  xmlattr,
+} from './filters-text.js';
+import { escapeMarkup, htmlEscape, markupBinop } from './markup.js';
+import { getattr, getitem, pyStrip } from './methods.js';
+import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
   compare,
   dictEntries,
@@ -13,19 +29,21 @@ import {
   isNumber,
   iterate,
   length,
+  Markup,
   Namespace,
   num,
   PyCallable,
   PyFloat,
+  PyBytes,
   PyIter,
   PyTuple,
   PyView,
   Range,
-  repr,
   str,
   truthy,
   tuple,
   typeName,
+  unmark,
 } from './values.js';
 
 /**
@@ -39,6 +57,8 @@ export interface FilterHost {
   test(name: string, value: unknown, args: unknown[], kwargs: Kw): boolean;
   call(fn: unknown, args: unknown[], kwargs: Kw): unknown;
   checkSize(n: number): void;
+  /** The result depends on more than the arguments (random): an incremental render must not reuse it. */
+  impure(): void;
 }
 type Filter = (h: FilterHost, v: unknown, a: unknown[], k: Kw) => unknown;
 
@@ -93,6 +113,7 @@ function pyInt(v: unknown, def: unknown, base: unknown): unknown {
 function pyFloat(v: unknown, def: unknown): unknown {
   if (v === undefined) fail('float() of an undefined value');
   if (typeof v === 'boolean') return float(v ? 1 : 0);
+  if (typeof v === 'bigint' && !Number.isFinite(Number(v))) fail('int too large to convert to float');
   if (isNumber(v)) return float(num(v));
   if (typeof v === 'string') {
     const s = v.trim().toLowerCase().replace(/_/g, '');
@@ -101,20 +122,6 @@ function pyFloat(v: unknown, def: unknown): unknown {
     if (/^[+-]?nan$/.test(s)) return NaN;
   }
   return def ?? new PyFloat(0);
-}
-
-/** jinja2.filters.do_indent, with str.splitlines; the value must be a string (Jinja2 appends "\n" to it). */
-function indentFilter(s: unknown, width: unknown, first: unknown, blank: unknown): string {
-  if (typeof s !== 'string') fail(`can only concatenate str (not "${typeName(s)}") to str`);
-  const pad = typeof width === 'string' ? width : ' '.repeat(num(width ?? 4));
-  const lines = pySplitlines(`${s}\n`);
-  let rv: string;
-  if (truthy(blank)) rv = lines.join(`\n${pad}`);
-  else {
-    rv = lines.shift() ?? '';
-    if (lines.length) rv += `\n${lines.map((l) => (l ? pad + l : l)).join('\n')}`;
-  }
-  return truthy(first) ? pad + rv : rv;
 }
 
 /**
@@ -144,8 +151,22 @@ function roundFilter(v: unknown, precision: unknown, method: unknown): unknown {
   const p = num(precision ?? 0);
   const m = str(method ?? 'common');
   if (m !== 'common' && m !== 'ceil' && m !== 'floor') fail('method must be common, ceil or floor');
-  // An int stays an int under round() (bool too: round(True) is 1).
-  if (m === 'common' && (isInt(v) || typeof v === 'boolean')) return typeof v === 'boolean' ? (v ? 1 : 0) : v;
+  // An int stays an int under round() (bool too: round(True) is 1); a negative precision rounds
+  // it to tens, hundreds, ... with ties to even, as Python's int.__round__.
+  if (m === 'common' && (isInt(v) || typeof v === 'boolean')) {
+    const n = typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v as number | bigint);
+    if (p >= 0) return typeof v === 'boolean' ? Number(n) : v;
+    const f = 10n ** BigInt(-p);
+    let q = n / f;
+    let rem = n % f;
+    if (rem < 0n) {
+      q -= 1n;
+      rem += f;
+    }
+    if (rem * 2n > f || (rem * 2n === f && q % 2n !== 0n)) q += 1n;
+    const out = q * f;
+    return Number.isSafeInteger(Number(out)) ? Number(out) : out;
+  }
   const x = num(v);
   const f = 10 ** p;
   const r = m === 'ceil' ? Math.ceil(x * f) / f : m === 'floor' ? Math.floor(x * f) / f : pyRound(x, p);
@@ -189,67 +210,20 @@ function groupTuple(key: unknown, list: unknown[]): PyTuple {
   return t;
 }
 
-function htmlEscape(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+// reversed(): an iterator for a list; a generator is not reversible, Jinja2 then builds a list.
+function reverseOf(v: unknown): unknown {
+  if (typeof v === 'string') return Array.from(v).reverse().join('');
+  if (Array.isArray(v) || v instanceof Range) return new PyIter([...iterate(v)].reverse(), 'list_reverseiterator');
+  return [...iterate(v)].reverse();
 }
 
-function printf(fmt: string, args: unknown[]): string {
-  let i = 0;
-  return fmt.replace(
-    /%([-+ 0#]*)(\d+)?(?:\.(\d+))?([sdifrxXeEgGc%])/g,
-    (_m, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
-      if (conv === '%') return '%';
-      const v = args[i++];
-      let s: string;
-      switch (conv) {
-        case 's':
-          s = str(v);
-          if (prec !== undefined) s = s.slice(0, Number(prec));
-          break;
-        case 'r':
-          s = repr(v);
-          break;
-        case 'd':
-        case 'i':
-          s = String(Math.trunc(num(v)));
-          break;
-        case 'f':
-          s = num(v).toFixed(prec === undefined ? 6 : Number(prec));
-          break;
-        case 'x':
-          s = Math.trunc(num(v)).toString(16);
-          break;
-        case 'X':
-          s = Math.trunc(num(v)).toString(16).toUpperCase();
-          break;
-        case 'e':
-        case 'E': {
-          const t = num(v).toExponential(prec === undefined ? 6 : Number(prec));
-          s = t.replace(/e([+-])(\d)$/, 'e$10$2');
-          if (conv === 'E') s = s.toUpperCase();
-          break;
-        }
-        case 'c':
-          s = typeof v === 'string' ? v : String.fromCodePoint(num(v));
-          break;
-        default:
-          s = str(v);
-      }
-      if (flags.includes('+') && /[dif]/.test(conv) && num(v) >= 0) s = `+${s}`;
-      if (width !== undefined && s.length < Number(width)) {
-        const w = Number(width);
-        s = flags.includes('-') ? s.padEnd(w) : flags.includes('0') && /[difxXeE]/.test(conv) ? s.padStart(w, '0') : s.padStart(w);
-      }
-      return s;
-    },
-  );
-}
-
-/** Python `fmt % args`. */
-export function percentFormat(fmt: string, v: unknown): string {
-  const args = v instanceof PyTuple ? [...v] : [v];
-  if (isDict(v) && /%\(/.test(fmt)) return fmt.replace(/%\((\w+)\)s/g, (_, k: string) => str(getitem(v, k)));
-  return printf(fmt, args);
+/**
+ * A Markup value (markup.ts) is its text to the filters (str(), iterate() and length() read it
+ * so); the ones Jinja2 implements with Markup's own methods (soft_str(value).upper() and the
+ * like) give Markup back: keep(value, result).
+ */
+function keep(v: unknown, r: unknown): unknown {
+  return v instanceof Markup && typeof r === 'string' ? new Markup(r) : r;
 }
 
 export const FILTERS: Record<string, Filter> = {
@@ -268,15 +242,8 @@ export const FILTERS: Record<string, Filter> = {
     }
     return gen(out);
   },
-  capitalize: (_h, v) => pyCapitalize(str(v)),
-  center: (_h, v, a) => {
-    const s = str(v);
-    const w = num(a[0] ?? 80);
-    if (w <= s.length) return s;
-    const total = w - s.length;
-    const left = Math.floor(total / 2) + (total & w & 1);
-    return ' '.repeat(left) + s + ' '.repeat(total - left);
-  },
+  capitalize: (_h, v) => keep(v, pyCapitalize(str(v))),
+  center: (_h, v, a, k) => keep(v, center(str(v), num(arg(a, k, 0, 'width', 80)))),
   count: (_h, v) => length(v),
   // dictsort/sort/groupby/list return lists, as in Jinja2.
   default: (_h, v, a, k) => {
@@ -294,19 +261,25 @@ export const FILTERS: Record<string, Filter> = {
     items.sort((x, y) => compare(sortKey(x[pos], cs), sortKey(y[pos], cs)) * (rev ? -1 : 1));
     return items;
   },
-  escape: (_h, v) => htmlEscape(str(v)),
+  escape: (_h, v) => escapeMarkup(v),
+  filesizeformat: (_h, v, a, k) => filesizeformat(unmark(v), arg(a, k, 0, 'binary', false)),
   first: (_h, v) => {
     if (v instanceof Range) return v.length > 0 ? v.at(0) : undefined;
     if (v instanceof PyIter) return v.pos < v.items.length ? v.items[v.pos++] : undefined;
     const items = iterate(v);
     return items.length ? items[0] : undefined;
   },
-  float: (_h, v, a, k) => pyFloat(v, arg(a, k, 0, 'default')),
-  forceescape: (_h, v) => htmlEscape(str(v)),
-  format: (_h, v, a) => percentFormat(str(v), a.length === 1 ? a[0] : tuple(a)),
+  float: (_h, v, a, k) => pyFloat(unmark(v), arg(a, k, 0, 'default')),
+  // escape(str(value)): a Markup's text is escaped again.
+  forceescape: (_h, v) => new Markup(htmlEscape(str(v))),
+  // soft_str(value) % (kwargs or args): Markup's % escapes the arguments.
+  format: (_h, v, a, k) => {
+    const args = k !== null && k.size > 0 ? k : tuple(a);
+    return v instanceof Markup ? markupBinop('%', v, args, percentFormat) : percentFormat(str(v), args);
+  },
   groupby: (_h, v, a, k) => groupby(v, arg(a, k, 0, 'attribute'), arg(a, k, 1, 'default')),
-  indent: (_h, v, a, k) => indentFilter(v, arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false)),
-  int: (_h, v, a, k) => pyInt(v, arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
+  indent: (_h, v, a, k) => keep(v, indentFilter(unmark(v), arg(a, k, 0, 'width', 4), arg(a, k, 1, 'first', false), arg(a, k, 2, 'blank', false))),
+  int: (_h, v, a, k) => pyInt(unmark(v), arg(a, k, 0, 'default', 0), arg(a, k, 1, 'base', 10)),
   items: (_h, v) =>
     gen(v === undefined ? [] : isDict(v) ? dictEntries(v).map(([x, y]) => tuple([x, y])) : fail(`items: expected a mapping, got ${typeName(v)}`)),
   join: (h, v, a, k) => {
@@ -325,11 +298,17 @@ export const FILTERS: Record<string, Filter> = {
   },
   length: (_h, v) => length(v),
   list: (_h, v) => toList(v),
-  lower: (_h, v) => str(v).toLowerCase(),
+  lower: (_h, v) => keep(v, pyLower(str(v))),
   map: (h, v, a, k) => gen(mapFilter(h, v, a, k)),
-  pprint: (_h, v) => repr(v),
+  pprint: (_h, v) => pformat(v),
   max: (_h, v, a, k) => extreme(v, a, k, 1),
   min: (_h, v, a, k) => extreme(v, a, k, -1),
+  // random.choice: an empty sequence (or Undefined) gives Undefined. The output is not a function of the input.
+  random: (h, v) => {
+    h.impure();
+    const items = iterate(v);
+    return items.length ? items[Math.floor(Math.random() * items.length)] : undefined;
+  },
   reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
   rejectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, false)),
   replace: (h, v, a, k) => {
@@ -353,15 +332,12 @@ export const FILTERS: Record<string, Filter> = {
     }
     return out + rest;
   },
-  // reversed(): an iterator for a list; a generator is not reversible, Jinja2 then builds a list.
-  reverse: (_h, v) =>
-    typeof v === 'string'
-      ? Array.from(v).reverse().join('')
-      : Array.isArray(v) || v instanceof Range
-        ? new PyIter([...iterate(v)].reverse(), 'list_reverseiterator')
-        : [...iterate(v)].reverse(),
+  reverse: (_h, m) => {
+    const v = unmark(m);
+    return keep(m, reverseOf(v));
+  },
   round: (_h, v, a, k) => roundFilter(v, arg(a, k, 0, 'precision', 0), arg(a, k, 1, 'method', 'common')),
-  safe: (_h, v) => str(v),
+  safe: (_h, v) => (v instanceof Markup ? v : new Markup(str(v))),
   select: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, true)),
   selectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, true)),
   slice: (_h, v, a) => {
@@ -375,7 +351,8 @@ export const FILTERS: Record<string, Filter> = {
       const size = per + (i < extra ? 1 : 0);
       const part = items.slice(off, off + size);
       off += size;
-      if (a.length > 1 && i >= extra && extra > 0) part.push(a[1]);
+      // sync_do_slice: every slice past the longer ones gets the fill (all of them when none is longer).
+      if (a.length > 1 && a[1] !== null && a[1] !== undefined && i >= extra) part.push(a[1]);
       out.push(part);
     }
     return gen(out);
@@ -388,17 +365,17 @@ export const FILTERS: Record<string, Filter> = {
     // attribute='age,name': a tuple of attributes (Jinja2's make_multi_attrgetter).
     const attrs = typeof attr === 'string' && attr.includes(',') ? attr.split(',') : null;
     const key = (x: unknown) => (attrs ? attrs.map((p) => sortKey(attrPath(x, p), cs)) : sortKey(attr === null ? x : attrPath(x, attr), cs));
-    return items
-      .map((x, i) => [key(x), i, x] as const)
-      .sort((x, y) => compare(x[0], y[0]) * (rev ? -1 : 1) || x[1] - y[1])
-      .map((x) => x[2]);
+    return (
+      items
+        .map((x, i) => [key(x), i, x] as const)
+        // make_multi_attrgetter's keys are lists, which compare equal items by == before <: equal
+        // keys (Undefined ones too) never reach <.
+        .sort((x, y) => (eq(x[0], y[0]) ? 0 : compare(x[0], y[0]) * (rev ? -1 : 1)) || x[1] - y[1])
+        .map((x) => x[2])
+    );
   },
-  string: (_h, v) => str(v),
-  striptags: (_h, v) =>
-    str(v)
-      .replace(/<!--[\s\S]*?-->|<[^>]*>/g, '')
-      .replace(/\s+/g, ' ')
-      .trim(),
+  string: (_h, v) => (v instanceof Markup ? v : str(v)),
+  striptags: (_h, v) => striptags(str(v)),
   sum: (_h, v, a, k) => {
     const attr = arg(a, k, 0, 'attribute', null);
     let total: unknown = arg(a, k, 1, 'start', 0);
@@ -409,7 +386,7 @@ export const FILTERS: Record<string, Filter> = {
     }
     return total;
   },
-  title: (_h, v) => str(v).replace(/([^\s\-([{<]+)/g, (w) => pyTitleWord(w)),
+  title: (_h, v) => titleFilter(str(v)),
   // transformers' override: tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
   tojson: (_h, v, a, k) => {
     const indent = arg(a, k, 1, 'indent', null);
@@ -422,26 +399,9 @@ export const FILTERS: Record<string, Filter> = {
       ensureAscii: truthy(arg(a, k, 0, 'ensure_ascii', false)),
     });
   },
-  trim: (_h, v, a, k) => pyStrip(str(v), arg(a, k, 0, 'chars', null)),
-  truncate: (_h, v, a, k) => {
-    if (typeof v !== 'string') {
-      // len(s) first: a short list or dict comes back as it is; anything else raises.
-      if (!Array.isArray(v) && !isDict(v)) fail(`object of type '${typeName(v)}' has no len()`);
-      if (length(v) <= num(arg(a, k, 0, 'length', 255)) + num(arg(a, k, 3, 'leeway', 5))) return v;
-      fail('truncate: a sequence longer than the length');
-    }
-    const s = v;
-    const len = num(arg(a, k, 0, 'length', 255));
-    const killwords = truthy(arg(a, k, 1, 'killwords', false));
-    const end = str(arg(a, k, 2, 'end', '...'));
-    const leeway = num(arg(a, k, 3, 'leeway', 5));
-    if (len < end.length) fail(`expected length >= ${end.length}, got ${len}`);
-    if (s.length <= len + leeway) return s;
-    if (killwords) return s.slice(0, len - end.length) + end;
-    const cut = s.slice(0, len - end.length);
-    const sp = cut.lastIndexOf(' ');
-    return (sp >= 0 ? cut.slice(0, sp) : cut) + end;
-  },
+  trim: (_h, v, a, k) => keep(v, pyStrip(str(v), arg(a, k, 0, 'chars', null))),
+  truncate: (_h, v, a, k) =>
+    keep(v, truncate(unmark(v), arg(a, k, 0, 'length', 255), arg(a, k, 1, 'killwords', false), arg(a, k, 2, 'end', '...'), arg(a, k, 3, 'leeway', 5))),
   unique: (_h, v, a, k) => {
     const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
     const attr = arg(a, k, 1, 'attribute', null);
@@ -457,17 +417,23 @@ export const FILTERS: Record<string, Filter> = {
     }
     return gen(out);
   },
-  upper: (_h, v) => str(v).toUpperCase(),
-  wordcount: (_h, v) => (str(v).match(/\w+/gu) ?? []).length,
+  upper: (_h, v) => keep(v, pyUpper(str(v))),
+  urlencode: (_h, v) => urlencode(v),
+  urlize: (_h, v, a, k) =>
+    urlize(v, arg(a, k, 0, 'trim_url_limit', null), arg(a, k, 1, 'nofollow', false), arg(a, k, 2, 'target', null), arg(a, k, 3, 'rel', null)),
+  wordcount: (_h, v) => (str(v).match(/[\p{L}\p{N}_]+/gu) ?? []).length,
+  wordwrap: (_h, v, a, k) =>
+    wordwrap(
+      unmark(v),
+      arg(a, k, 0, 'width', 79),
+      arg(a, k, 1, 'break_long_words', true),
+      arg(a, k, 2, 'wrapstring', null),
+      arg(a, k, 3, 'break_on_hyphens', true),
+    ),
+  xmlattr: (_h, v, a, k) => xmlattr(v, arg(a, k, 0, 'autospace', true)),
 };
 FILTERS.d = FILTERS.default!;
 FILTERS.e = FILTERS.escape!;
-FILTERS.capitalize = (_h, v) => pyCapitalize(str(v));
-void pyTitle;
-
-function pyTitleWord(w: string): string {
-  return w.length ? w[0]!.toUpperCase() + w.slice(1).toLowerCase() : w;
-}
 
 function mapFilter(h: FilterHost, v: unknown, a: unknown[], k: Kw): unknown[] {
   // Jinja2's do_map: `if value:` first, so a false value is not iterated.
@@ -526,18 +492,36 @@ export const TESTS: Record<string, Test> = {
   in: (_h, v, a) => contains(a[0], v),
   // Undefined defines __iter__ and __len__: iterable and a sequence, as Jinja2's tests say.
   iterable: (_h, v) =>
-    v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof PyIter || v instanceof PyView,
-  lower: (_h, v) => typeof v === 'string' && v === v.toLowerCase(),
-  upper: (_h, v) => typeof v === 'string' && v === v.toUpperCase(),
+    v === undefined ||
+    typeof v === 'string' ||
+    Array.isArray(v) ||
+    isDict(v) ||
+    v instanceof Range ||
+    v instanceof PyIter ||
+    v instanceof PyView ||
+    v instanceof Markup ||
+    v instanceof PyBytes,
+  // tests.py test_lower/test_upper: str(value).islower() / .isupper().
+  lower: (_h, v) => pyIsLower(str(v)),
+  upper: (_h, v) => pyIsUpper(str(v)),
   mapping: (_h, v) => isDict(v),
   none: (_h, v) => v === null,
   sameas: (_h, v, a) => v === a[0] || (v instanceof PyFloat && a[0] instanceof PyFloat && v.v === a[0].v && false),
-  sequence: (_h, v) => v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range,
-  string: (_h, v) => typeof v === 'string',
-  escaped: () => false,
-  filter: (_h, v) => typeof v === 'string' && v in FILTERS,
-  test: (_h, v) => typeof v === 'string' && v in TESTS,
+  sequence: (_h, v) =>
+    v === undefined || typeof v === 'string' || Array.isArray(v) || isDict(v) || v instanceof Range || v instanceof Markup || v instanceof PyBytes,
+  // A Markup is a str.
+  string: (_h, v) => typeof v === 'string' || v instanceof Markup,
+  escaped: (_h, v) => v instanceof Markup,
+  filter: (_h, v) => isName(v, FILTERS),
+  test: (_h, v) => isName(v, TESTS),
 };
+
+/** `value in environment.filters` (or tests): an unhashable value (list, dict) raises TypeError. */
+function isName(v: unknown, table: object): boolean {
+  if (unhashable(v)) fail(`unhashable type: '${typeName(v)}'`);
+  const name = unmark(v);
+  return typeof name === 'string' && Object.hasOwn(table, name);
+}
 TESTS.equalto = TESTS.eq!;
 TESTS['=='] = TESTS.eq!;
 TESTS['!='] = TESTS.ne!;
@@ -548,8 +532,14 @@ TESTS.lessthan = TESTS.lt!;
 TESTS['<'] = TESTS.lt!;
 TESTS['<='] = TESTS.le!;
 
+function unhashable(v: unknown): boolean {
+  return (Array.isArray(v) && !(v instanceof PyTuple)) || isDict(v) || (v instanceof PyView && v.kind !== 'dict_values');
+}
+
 /** Python `needle in haystack`. */
-export function contains(hay: unknown, needle: unknown): boolean {
+export function contains(hayIn: unknown, needleIn: unknown): boolean {
+  const hay = unmark(hayIn);
+  const needle = unmark(needleIn);
   if (typeof hay === 'string') {
     if (typeof needle !== 'string') return fail(`'in <string>' requires string as left operand, not ${typeName(needle)}`);
     return hay.includes(needle);
@@ -558,11 +548,13 @@ export function contains(hay: unknown, needle: unknown): boolean {
     for (const x of hay) if (eq(x, needle)) return true;
     return false;
   }
+  // A dict (and its keys view) hashes the needle: a list or dict raises TypeError.
+  if ((isDict(hay) || (hay instanceof PyView && hay.kind === 'dict_keys')) && unhashable(needle)) fail(`unhashable type: '${typeName(needle)}'`);
   if (hay instanceof Range || hay instanceof PyView || hay instanceof PyIter) return iterate(hay).some((x) => eq(x, needle));
   if (isDict(hay)) {
     if (hay instanceof Map) {
       if (hay.has(needle)) return true;
-      if (typeof needle === 'number' || typeof needle === 'boolean') for (const k of hay.keys()) if (eq(k, needle)) return true;
+      if (typeof needle === 'number' || typeof needle === 'boolean' || needle instanceof PyTuple) for (const k of hay.keys()) if (eq(k, needle)) return true;
       return false;
     }
     return typeof needle === 'string' && Object.hasOwn(hay, needle);
@@ -573,4 +565,4 @@ export function contains(hay: unknown, needle: unknown): boolean {
   return fail(`argument of type '${typeName(hay)}' is not iterable`);
 }
 
-export { floatRepr };
+export { floatRepr, percentFormat };

@@ -1,6 +1,7 @@
 import { PromptencError } from '../../errors.js';
 import type { Stmt } from './ast.js';
 import { compileBody, type CStmt, type CompileState } from './compile.js';
+import { extraGlobals } from './globals-extra.js';
 import { SyntaxErr } from './lexer.js';
 import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
@@ -161,6 +162,7 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
       'global:dict',
     ),
   );
+  for (const [k, v] of extraGlobals(r)) g.set(k, v);
   return g;
 }
 
@@ -240,13 +242,14 @@ export class Engine implements CompiledTemplate {
   private wrap(err: unknown, line: number, what: string): PromptencError {
     if (err instanceof PromptencError) return err;
     const at = line > 0 ? ` (template line ${line}${lineOf(this.source, line)})` : '';
-    // raise_exception's message is the template's own, kept as it is (callers match on it).
-    if (err instanceof RaisedError) return new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, { cause: err });
-    if (err instanceof LimitError) return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: ${err.message}${at}`, { cause: err });
+    const opts = line > 0 ? { cause: err, templateLine: line } : { cause: err };
+    // raise_exception's message is the template's own, kept as it is (callers show it); its line is in templateLine.
+    if (err instanceof RaisedError) return new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, opts);
+    if (err instanceof LimitError) return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: ${err.message}${at}`, opts);
     if (err instanceof RangeError && /call stack/i.test(err.message))
-      return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: recursion too deep${at}`, { cause: err });
-    if (err instanceof TemplateError) return new PromptencError('E_TEMPLATE', `chat template ${what}: ${err.message}${at}`, { cause: err });
-    return new PromptencError('E_TEMPLATE', `chat template ${what}: ${(err as Error)?.message ?? String(err)}${at}`, { cause: err });
+      return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: recursion too deep${at}`, opts);
+    if (err instanceof TemplateError) return new PromptencError('E_TEMPLATE', `chat template ${what}: ${err.message}${at}`, opts);
+    return new PromptencError('E_TEMPLATE', `chat template ${what}: ${(err as Error)?.message ?? String(err)}${at}`, opts);
   }
 }
 

@@ -1,5 +1,5 @@
 import { pythonFloatRepr, pythonJsonString } from '../pyjson.js';
-import { dictEntries, fail, intNum, intStr, isDict, LimitError, PyFloat, TemplateError, typeName } from './values.js';
+import { dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
 
 export interface DumpsOptions {
   indent: number | string | null;
@@ -23,6 +23,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
   const stack: unknown[] = [];
   const key = (k: unknown): string => {
     if (typeof k === 'string') return k;
+    if (k instanceof Markup) return k.s;
     if (typeof k === 'number') return intNum(k) ? intStr(k) : pythonFloatRepr(k);
     if (k instanceof PyFloat) return pythonFloatRepr(k.v);
     if (typeof k === 'bigint') return k.toString();
@@ -39,6 +40,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (typeof x === 'number') return intNum(x) ? intStr(x) : pythonFloatRepr(x);
     if (x instanceof PyFloat) return pythonFloatRepr(x.v);
     if (typeof x === 'bigint') return x.toString();
+    if (x instanceof Markup) return pythonJsonString(x.s, o.ensureAscii);
     const arr = Array.isArray(x);
     if (!arr && !isDict(x)) return fail(`Object of type ${typeName(x)} is not JSON serializable`);
     if (stack.includes(x)) throw new TemplateError('cyclic data: Circular reference detected');

@@ -151,6 +151,8 @@ export function tokenize(source: string): Token[] {
     // Tokens inside the tag.
     const close = isBlock ? '%}' : '}}';
     let depth = 0;
+    // The end token's line is the line of its `%}` (before trim_blocks eats the newline after it).
+    let endLine = line;
     for (;;) {
       while (pos < n && /\s/.test(src[pos]!)) {
         if (src[pos] === '\n') line++;
@@ -160,11 +162,13 @@ export function tokenize(source: string): Token[] {
       const c = src[pos]!;
       if (depth === 0) {
         if ((c === '-' || c === '+') && src.startsWith(close, pos + 1)) {
+          endLine = line;
           pos += 3;
           if (c === '-') stripNext = true;
           break;
         }
         if (src.startsWith(close, pos)) {
+          endLine = line;
           pos += 2;
           if (isBlock && src[pos] === '\n') {
             pos++;
@@ -208,7 +212,7 @@ export function tokenize(source: string): Token[] {
       toks.push({ type: 'op', value: op, line });
       pos += op.length;
     }
-    toks.push({ type: isBlock ? 'block_end' : 'var_end', value: '', line });
+    toks.push({ type: isBlock ? 'block_end' : 'var_end', value: '', line: endLine });
     lineStarting = src[pos - 1] === '\n';
   }
   toks.push({ type: 'eof', value: '', line });

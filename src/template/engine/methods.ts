@@ -10,387 +10,36 @@ import {
   Namespace,
   nsHook,
   num,
+  Markup,
   PyCallable,
   PyObject,
+  PyTuple,
   PyView,
+  Range,
   repr,
   str,
   TemplateError,
   tuple,
   typeName,
 } from './values.js';
+import { mark, markupMethod } from './markup.js';
+import { methodArgs, NO_METHOD, STR_METHODS, strMethod } from './str-methods.js';
+
+export { pyCapitalize, pyTitle } from './pyunicode.js';
+export { pySplit, pySplitlines, pyStrip } from './str-methods.js';
 
 /**
- * Methods of Python's str, dict and list that templates call (`message.content.strip()`,
- * `tool.items()`, ...), and attribute lookup: Jinja2's `obj.name` is getattr first, then
+ * Methods of Python's dict and list that templates call (`tool.items()`, ...; str's are in
+ * str-methods.ts), and attribute lookup: Jinja2's `obj.name` is getattr first, then
  * obj['name']; `obj['name']` is the item first, then getattr (jinja2/environment.py getattr /
  * getitem). The immutable sandbox refuses the methods that mutate a list or dict.
  */
 type Kw = Map<string, unknown> | null;
 
-const WS = ' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
-
-function stripChars(s: string, chars: unknown, left: boolean, right: boolean): string {
-  const set = chars === undefined || chars === null ? WS : typeof chars === 'string' ? chars : fail('strip arg must be None or str');
-  let a = 0;
-  let b = s.length;
-  if (left) while (a < b && set.includes(s[a]!)) a++;
-  if (right) while (b > a && set.includes(s[b - 1]!)) b--;
-  return s.slice(a, b);
-}
-
-export function pyStrip(s: string, chars?: unknown): string {
-  return stripChars(s, chars, true, true);
-}
-
-function splitWs(s: string, maxsplit: number): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const n = s.length;
-  while (i < n) {
-    while (i < n && WS.includes(s[i]!)) i++;
-    if (i >= n) break;
-    if (maxsplit >= 0 && out.length >= maxsplit) {
-      out.push(stripChars(s.slice(i), undefined, false, true));
-      return out;
-    }
-    let j = i;
-    while (j < n && !WS.includes(s[j]!)) j++;
-    out.push(s.slice(i, j));
-    i = j;
-  }
-  return out;
-}
-
-export function pySplit(s: string, sep: unknown, maxsplit: unknown): string[] {
-  const max = maxsplit === undefined ? -1 : num(maxsplit);
-  if (sep === undefined || sep === null) return splitWs(s, max);
-  if (typeof sep !== 'string') return fail('must be str or None');
-  if (sep === '') return fail('empty separator');
-  if (max < 0) return s.split(sep);
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < max) {
-    const k = rest.indexOf(sep);
-    if (k < 0) break;
-    out.push(rest.slice(0, k));
-    rest = rest.slice(k + sep.length);
-  }
-  out.push(rest);
-  return out;
-}
-
-function rsplit(s: string, sep: unknown, maxsplit: unknown): string[] {
-  const max = maxsplit === undefined ? -1 : num(maxsplit);
-  if (max < 0) return pySplit(s, sep, undefined);
-  if (sep === undefined || sep === null) {
-    const parts = splitWs(s, -1);
-    if (parts.length <= max + 1) return parts;
-    // Rejoin the head as it was in s: find where the kept tail starts.
-    let end = s.length;
-    const tail = parts.slice(parts.length - max);
-    for (let k = tail.length - 1; k >= 0; k--) end = s.lastIndexOf(tail[k]!, end - 1);
-    return [stripChars(s.slice(0, end), undefined, true, true), ...tail];
-  }
-  const str_ = sep as string;
-  const out: string[] = [];
-  let rest = s;
-  while (out.length < max) {
-    const k = rest.lastIndexOf(str_);
-    if (k < 0) break;
-    out.unshift(rest.slice(k + str_.length));
-    rest = rest.slice(0, k);
-  }
-  out.unshift(rest);
-  return out;
-}
-
-/** What str.splitlines() splits at (\r\n counts as one). */
-const LINE_BREAKS = new Set([0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029]);
-
-/** Python str.splitlines(). */
-export function pySplitlines(s: string): string[] {
-  const out: string[] = [];
-  let last = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!LINE_BREAKS.has(c)) continue;
-    out.push(s.slice(last, i));
-    if (c === 13 && s.charCodeAt(i + 1) === 10) i++;
-    last = i + 1;
-  }
-  if (last < s.length) out.push(s.slice(last));
-  return out;
-}
-
-/** Python str.title(): a letter after a non-letter is upper case, the others lower. */
-export function pyTitle(s: string): string {
-  let out = '';
-  let prev = false;
-  for (const ch of s) {
-    const cased = ch.toLowerCase() !== ch.toUpperCase();
-    out += cased ? (prev ? ch.toLowerCase() : ch.toUpperCase()) : ch;
-    prev = cased;
-  }
-  return out;
-}
-
-export function pyCapitalize(s: string): string {
-  const cs = Array.from(s);
-  if (cs.length === 0) return s;
-  return cs[0]!.toUpperCase() + cs.slice(1).join('').toLowerCase();
-}
-
-function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
-  if (typeof arg === 'string') return fn(arg);
-  if (Array.isArray(arg)) return arg.some((p) => (typeof p === 'string' ? fn(p) : fail('tuple for startswith must only contain str')));
-  return fail(`startswith first arg must be str or a tuple of str, not ${typeName(arg)}`);
-}
-
-function replace(s: string, old: unknown, neu: unknown, count: unknown): string {
-  if (typeof old !== 'string' || typeof neu !== 'string') fail('replace() arguments must be str');
-  const max = count === undefined ? -1 : num(count);
-  if (max < 0) return old === '' ? Array.from(s).reduce((acc, ch) => acc + ch + neu, neu) : s.split(old).join(neu);
-  let out = '';
-  let rest = s;
-  for (let k = 0; k < max; k++) {
-    const at = rest.indexOf(old);
-    if (at < 0) break;
-    out += rest.slice(0, at) + neu;
-    rest = rest.slice(at + Math.max(old.length, 0));
-  }
-  return out + rest;
-}
-
-/** Python's format-spec mini-language, the common part: [[fill]align][sign][0][width][,][.precision][type]. */
-function formatSpec(v: unknown, spec: string): string {
-  const m = /^(?:(.)?([<>^=]))?([+\- ]?)(0)?(\d+)?(,)?(?:\.(\d+))?([sdfeEgGxXob%])?$/.exec(spec);
-  if (!m) return fail(`Invalid format specifier '${spec}'`);
-  const [, fillc, align, sign, zero, width, comma, prec, type] = m;
-  let out: string;
-  const isNum = typeof v === 'number' || typeof v === 'bigint' || v instanceof PyObject;
-  if (type === 'f' || type === 'e' || type === 'E' || type === '%' || (prec !== undefined && type === undefined && isNum)) {
-    const x = num(v) * (type === '%' ? 100 : 1);
-    const p = prec === undefined ? 6 : Number(prec);
-    out = type === 'e' || type === 'E' ? x.toExponential(p).replace(/e([+-])(\d)$/, 'e$10$2') : x.toFixed(p);
-    if (type === 'E') out = out.toUpperCase();
-    if (type === '%') out += '%';
-  } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
-    const n = typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v)));
-    out = n.toString(type === 'd' ? 10 : type === 'o' ? 8 : type === 'b' ? 2 : 16);
-    if (type === 'X') out = out.toUpperCase();
-  } else out = str(v);
-  if (prec !== undefined && (type === 's' || (type === undefined && typeof v === 'string'))) out = out.slice(0, Number(prec));
-  if (comma) out = out.replace(/^(-?)(\d+)/, (_x, sg: string, d: string) => sg + d.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-  if (sign === '+' && isNum && !out.startsWith('-')) out = `+${out}`;
-  else if (sign === ' ' && isNum && !out.startsWith('-')) out = ` ${out}`;
-  const w = width === undefined ? 0 : Number(width);
-  const fill = fillc ?? (zero && !align ? '0' : ' ');
-  const al = align ?? (zero ? '=' : isNum && typeof v !== 'boolean' ? '>' : '<');
-  const len = Array.from(out).length;
-  if (len >= w) return out;
-  const padn = w - len;
-  if (al === '<') return out + fill.repeat(padn);
-  if (al === '>') return fill.repeat(padn) + out;
-  if (al === '^') return fill.repeat(Math.floor(padn / 2)) + out + fill.repeat(padn - Math.floor(padn / 2));
-  const sg = /^[+\- ]/.test(out) ? out[0]! : '';
-  return sg + fill.repeat(padn) + out.slice(sg.length);
-}
-
-/** str.format: {}, {0}, {name}, {x!r}, {x:spec}; {{ and }} are braces. */
-function pyFormat(s: string, a: unknown[], kw: Kw): string {
-  let auto = 0;
-  return s.replace(
-    /\{\{|\}\}|\{([^{}!:]*)(?:!([rsa]))?(?::([^{}]*))?\}/g,
-    (whole, field: string | undefined, conv: string | undefined, spec: string | undefined) => {
-      if (whole === '{{') return '{';
-      if (whole === '}}') return '}';
-      const f = field ?? '';
-      let v = f === '' ? a[auto++] : /^\d+$/.test(f) ? a[Number(f)] : kw?.get(f.split('.')[0]!);
-      for (const part of f.split('.').slice(1)) v = getattr(v, part);
-      if (conv === 'r' || conv === 'a') v = repr(v);
-      return spec ? formatSpec(v, spec) : str(v);
-    },
-  );
-}
-
-function strMethod(s: string, name: string, a: unknown[], kw: Kw = null): unknown {
-  switch (name) {
-    case 'strip':
-      return stripChars(s, a[0], true, true);
-    case 'lstrip':
-      return stripChars(s, a[0], true, false);
-    case 'rstrip':
-      return stripChars(s, a[0], false, true);
-    case 'split':
-      return pySplit(s, a[0], a[1]);
-    case 'rsplit':
-      return rsplit(s, a[0], a[1]);
-    case 'splitlines':
-      return pySplitlines(s);
-    case 'startswith':
-    case 'endswith': {
-      const sub = a.length > 1 ? (slice(s, a[1], a[2] ?? null, null) as string) : s;
-      return affix(sub, a[0], (p) => (name === 'startswith' ? sub.startsWith(p) : sub.endsWith(p)));
-    }
-    case 'casefold':
-      return s.toLowerCase().replace(/ß/g, 'ss');
-    case 'rpartition': {
-      const sep = str(a[0]);
-      const k = s.lastIndexOf(sep);
-      return k < 0 ? tuple(['', '', s]) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
-    }
-    case 'expandtabs': {
-      const size = a[0] === undefined ? 8 : num(a[0]);
-      let col = 0;
-      let out = '';
-      for (const ch of s) {
-        if (ch === '\t') {
-          const n = size > 0 ? size - (col % size) : 0;
-          out += ' '.repeat(n);
-          col += n;
-        } else {
-          out += ch;
-          col = ch === '\n' || ch === '\r' ? 0 : col + 1;
-        }
-      }
-      return out;
-    }
-    case 'replace':
-      return replace(s, a[0], a[1], a[2]);
-    case 'upper':
-      return s.toUpperCase();
-    case 'lower':
-      return s.toLowerCase();
-    case 'title':
-      return pyTitle(s);
-    case 'capitalize':
-      return pyCapitalize(s);
-    case 'swapcase':
-      return Array.from(s, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
-    case 'find':
-    case 'index': {
-      const k = s.indexOf(str(a[0]), a[1] === undefined ? 0 : num(a[1]));
-      if (k < 0 && name === 'index') fail('substring not found');
-      return k;
-    }
-    case 'rfind':
-    case 'rindex': {
-      const k = s.lastIndexOf(str(a[0]));
-      if (k < 0 && name === 'rindex') fail('substring not found');
-      return k;
-    }
-    case 'count': {
-      const sub = str(a[0]);
-      if (sub === '') return Array.from(s).length + 1;
-      return s.split(sub).length - 1;
-    }
-    case 'join':
-      return Array.from(iterStrings(a[0])).join(s);
-    case 'isdigit':
-    case 'isnumeric':
-    case 'isdecimal':
-      return s !== '' && /^\p{Nd}+$/u.test(s);
-    case 'isalpha':
-      return s !== '' && /^\p{L}+$/u.test(s);
-    case 'isalnum':
-      return s !== '' && /^[\p{L}\p{N}]+$/u.test(s);
-    case 'isspace':
-      return s !== '' && Array.from(s).every((c) => WS.includes(c));
-    case 'islower':
-      return /\p{Ll}/u.test(s) && !/\p{Lu}/u.test(s);
-    case 'isupper':
-      return /\p{Lu}/u.test(s) && !/\p{Ll}/u.test(s);
-    case 'center':
-    case 'ljust':
-    case 'rjust': {
-      const w = num(a[0]);
-      const fill = a[1] === undefined ? ' ' : str(a[1]);
-      const len = Array.from(s).length;
-      if (w <= len) return s;
-      const total = w - len;
-      if (name === 'ljust') return s + fill.repeat(total);
-      if (name === 'rjust') return fill.repeat(total) + s;
-      const left = Math.floor(total / 2) + (total & w & 1);
-      return fill.repeat(left) + s + fill.repeat(total - left);
-    }
-    case 'zfill': {
-      const w = num(a[0]);
-      const len = Array.from(s).length;
-      if (w <= len) return s;
-      const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
-      return sign + '0'.repeat(w - len) + s.slice(sign.length);
-    }
-    case 'removeprefix':
-      return s.startsWith(str(a[0])) ? s.slice(str(a[0]).length) : s;
-    case 'removesuffix':
-      return str(a[0]) !== '' && s.endsWith(str(a[0])) ? s.slice(0, s.length - str(a[0]).length) : s;
-    case 'partition': {
-      const sep = str(a[0]);
-      const k = s.indexOf(sep);
-      return k < 0 ? tuple([s, '', '']) : tuple([s.slice(0, k), sep, s.slice(k + sep.length)]);
-    }
-    case 'format':
-      return pyFormat(s, a, kw);
-    default:
-      return NO_METHOD;
-  }
-}
-
-function* iterStrings(v: unknown): Generator<string> {
-  const items = Array.isArray(v) ? v : typeof v === 'string' ? Array.from(v) : isDict(v) ? dictKeys(v) : fail(`can only join an iterable`);
-  for (const x of items) {
-    if (typeof x !== 'string') fail(`sequence item: expected str instance, ${typeName(x)} found`);
-    yield x;
-  }
-}
-
-const NO_METHOD = Symbol('no method');
 const DICT_METHODS = new Set(['items', 'keys', 'values', 'get', 'copy']);
 const DICT_UNSAFE = new Set(['pop', 'popitem', 'setdefault', 'update', 'clear']);
 const LIST_METHODS = new Set(['index', 'count', 'copy']);
 const LIST_UNSAFE = new Set(['append', 'extend', 'insert', 'pop', 'remove', 'reverse', 'sort', 'clear']);
-const STR_METHODS = new Set([
-  'strip',
-  'lstrip',
-  'rstrip',
-  'split',
-  'rsplit',
-  'splitlines',
-  'startswith',
-  'endswith',
-  'replace',
-  'upper',
-  'lower',
-  'title',
-  'capitalize',
-  'swapcase',
-  'find',
-  'index',
-  'rfind',
-  'rindex',
-  'count',
-  'join',
-  'isdigit',
-  'isnumeric',
-  'isdecimal',
-  'isalpha',
-  'isalnum',
-  'isspace',
-  'islower',
-  'isupper',
-  'center',
-  'ljust',
-  'rjust',
-  'zfill',
-  'removeprefix',
-  'removesuffix',
-  'partition',
-  'rpartition',
-  'casefold',
-  'expandtabs',
-  'format',
-]);
 
 function dictMethod(d: Record<string, unknown> | Map<unknown, unknown>, name: string, a: unknown[]): unknown {
   switch (name) {
@@ -418,8 +67,11 @@ function dictMethod(d: Record<string, unknown> | Map<unknown, unknown>, name: st
 function listMethod(l: unknown[], name: string, a: unknown[]): unknown {
   switch (name) {
     case 'index': {
-      const k = l.findIndex((x) => eq(x, a[0]));
-      return k < 0 ? fail(`${str(a[0])} is not in list`) : k;
+      const n = l.length;
+      const norm = (v: unknown, d: number) => (v === undefined || v === null ? d : num(v) < 0 ? Math.max(0, num(v) + n) : Math.min(num(v), n));
+      const end = norm(a[2], n);
+      for (let i = norm(a[1], 0); i < end; i++) if (eq(l[i], a[0])) return i;
+      return fail(`${repr(a[0])} is not in ${typeName(l)}`);
     }
     case 'count':
       return l.filter((x) => eq(x, a[0])).length;
@@ -433,11 +85,13 @@ function listMethod(l: unknown[], name: string, a: unknown[]): unknown {
 /** `obj.name(args)`, without building a bound method. */
 export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: Kw, call: (f: unknown, a: unknown[], k: Kw) => unknown): unknown {
   let r: unknown = NO_METHOD;
-  if (typeof obj === 'string') {
-    if (STR_METHODS.has(name)) r = strMethod(obj, name, kwArgs(name, args, kwargs), kwargs);
+  if (obj instanceof Markup) {
+    if (STR_METHODS.has(name)) return markupMethod(obj, name, args, kwargs, (s, n, a, k) => strMethod(s, n, methodArgs(n, a, k), k));
+  } else if (typeof obj === 'string') {
+    if (STR_METHODS.has(name)) r = strMethod(obj, name, methodArgs(name, args, kwargs), kwargs);
   } else if (Array.isArray(obj)) {
     if (LIST_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of '${typeName(obj)}' object is unsafe.`);
-    if (LIST_METHODS.has(name)) r = listMethod(obj, name, args);
+    if (LIST_METHODS.has(name) && !(name === 'copy' && obj instanceof PyTuple)) r = listMethod(obj, name, args);
   } else if (isDict(obj)) {
     if (DICT_UNSAFE.has(name)) throw new TemplateError(`access to attribute '${name}' of 'dict' object is unsafe.`);
     if (DICT_METHODS.has(name)) r = dictMethod(obj, name, args);
@@ -446,34 +100,45 @@ export function callMethod(obj: unknown, name: string, args: unknown[], kwargs: 
   return call(getattr(obj, name), args, kwargs);
 }
 
-function kwArgs(name: string, args: unknown[], kwargs: Kw): unknown[] {
-  if (kwargs === null || kwargs.size === 0) return args;
-  const a = [...args];
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('sep')) a[0] = kwargs.get('sep');
-  if ((name === 'split' || name === 'rsplit') && kwargs.has('maxsplit')) {
-    if (a.length < 1) a[0] = null;
-    a[1] = kwargs.get('maxsplit');
-  }
-  return a;
-}
+/** dir(jinja2.Undefined()) and dir({}) (Python 3.11, Jinja2 3.1): the underscore names they have. */
+const UNDEFINED_ATTRS = new Set(
+  '__add__ __aiter__ __bool__ __call__ __class__ __complex__ __delattr__ __dir__ __div__ __doc__ __eq__ __float__ __floordiv__ __format__ __ge__ __getattr__ __getattribute__ __getitem__ __getstate__ __gt__ __hash__ __init__ __init_subclass__ __int__ __iter__ __le__ __len__ __lt__ __mod__ __module__ __mul__ __ne__ __neg__ __new__ __pos__ __pow__ __radd__ __rdiv__ __reduce__ __reduce_ex__ __repr__ __rfloordiv__ __rmod__ __rmul__ __rpow__ __rsub__ __rtruediv__ __setattr__ __sizeof__ __slots__ __str__ __sub__ __subclasshook__ __truediv__ _fail_with_undefined_error _undefined_exception _undefined_hint _undefined_message _undefined_name _undefined_obj'.split(
+    ' ',
+  ),
+);
+const DICT_ATTRS = new Set(
+  '__class__ __class_getitem__ __contains__ __delattr__ __delitem__ __dir__ __doc__ __eq__ __format__ __ge__ __getattribute__ __getitem__ __getstate__ __gt__ __hash__ __init__ __init_subclass__ __ior__ __iter__ __le__ __len__ __lt__ __ne__ __new__ __or__ __reduce__ __reduce_ex__ __repr__ __reversed__ __ror__ __setattr__ __setitem__ __sizeof__ __str__ __subclasshook__'.split(
+    ' ',
+  ),
+);
 
 /** Jinja2 `obj.name`: attribute (a method, a namespace's or loop's field) first, then item. */
 export function getattr(obj: unknown, name: string): unknown {
-  // The sandbox: attributes starting with an underscore are unsafe and read as Undefined.
-  if (name.startsWith('_')) return undefined;
-  if (obj === undefined) throw new TemplateError(`'${name}' is undefined (attribute of an undefined value)`);
+  if (obj === undefined) {
+    // An attribute Undefined itself has (its dunders, its slots) is found, and the sandbox then
+    // reads it as an unsafe Undefined; any other attribute of Undefined raises UndefinedError.
+    if (name.startsWith('_') && UNDEFINED_ATTRS.has(name)) return undefined;
+    throw new TemplateError(`'${name}' is undefined (attribute of an undefined value)`);
+  }
+  // The sandbox (SandboxedEnvironment.getattr): an attribute the object has whose name starts
+  // with an underscore is unsafe and reads as Undefined; a name it lacks falls back to obj[name],
+  // so a dict's own '_key' item is found.
+  if (name.startsWith('_')) return isDict(obj) && !DICT_ATTRS.has(name) ? dictGet(obj, name) : undefined;
   if (obj === null) return undefined;
   if (obj instanceof Namespace) {
     const v = obj.attrs.get(name);
     nsHook.read?.(obj, name, v);
     return v;
   }
-  if (obj instanceof PyObject) return (obj as unknown as { attr?: (n: string) => unknown }).attr?.(name);
+  if (obj instanceof PyObject) {
+    if (obj instanceof Markup) return STR_METHODS.has(name) ? bound(obj, name) : undefined;
+    return (obj as unknown as { attr?: (n: string) => unknown }).attr?.(name);
+  }
   if (typeof obj === 'string') return STR_METHODS.has(name) ? bound(obj, name) : undefined;
   if (Array.isArray(obj)) {
     const own = (obj as { attr?: (n: string) => unknown }).attr;
     if (typeof own === 'function') return own.call(obj, name);
-    return LIST_METHODS.has(name) ? bound(obj, name) : undefined;
+    return LIST_METHODS.has(name) && !(name === 'copy' && obj instanceof PyTuple) ? bound(obj, name) : undefined;
   }
   if (isDict(obj)) {
     if (DICT_METHODS.has(name)) return bound(obj, name);
@@ -487,8 +152,9 @@ function bound(obj: unknown, name: string): PyCallable {
 }
 
 /** Jinja2 `obj[key]`: item first, then attribute (for a string key). */
-export function getitem(obj: unknown, key: unknown): unknown {
-  if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(key)}`);
+export function getitem(obj: unknown, keyIn: unknown): unknown {
+  if (obj === undefined) throw new TemplateError(`undefined value has no item ${str(keyIn)}`);
+  const key = keyIn instanceof Markup ? keyIn.s : keyIn;
   if (Array.isArray(obj) || typeof obj === 'string') {
     if (typeof key === 'number' && Number.isInteger(key)) {
       if (typeof obj === 'string') {
@@ -505,8 +171,15 @@ export function getitem(obj: unknown, key: unknown): unknown {
   if (isDict(obj)) {
     if (dictHas(obj, key)) return dictGet(obj, key);
     if (typeof key === 'boolean' && obj instanceof Map) return obj.get(key ? 1 : 0);
+    // A tuple key is found by value (Python hashes it), not by identity.
+    if (key instanceof PyTuple && obj instanceof Map) for (const [k, v] of obj) if (eq(k, key)) return v;
     if (typeof key === 'number' && obj instanceof Map && obj.has(key === 1)) return undefined;
     return typeof key === 'string' && DICT_METHODS.has(key) ? bound(obj, key) : undefined;
+  }
+  if (obj instanceof Markup) return typeof key === 'string' ? getattr(obj, key) : mark(getitem(obj.s, key));
+  if (obj instanceof Range && typeof key === 'number' && Number.isInteger(key)) {
+    const k = key < 0 ? obj.length + key : key;
+    return k >= 0 && k < obj.length ? obj.at(k) : undefined;
   }
   if (obj instanceof PyObject && typeof key === 'string') return getattr(obj, key);
   if (obj === null) return undefined;
@@ -514,9 +187,29 @@ export function getitem(obj: unknown, key: unknown): unknown {
   return undefined;
 }
 
+/** A slice of a range is a range (range(10)[1::2] is range(1, 10, 2)). */
+function sliceRange(r: Range, start: unknown, stop: unknown, step: unknown): Range {
+  const n = r.length;
+  const st = step === null || step === undefined ? 1 : num(step);
+  if (st === 0) fail('slice step cannot be zero');
+  const norm = (v: unknown, def: number, lo: number, hi: number): number => {
+    if (v === null || v === undefined) return def;
+    let x = num(v);
+    if (x < 0) x += n;
+    return Math.min(Math.max(x, lo), hi);
+  };
+  const a = st > 0 ? norm(start, 0, 0, n) : norm(start, n - 1, -1, n - 1);
+  const b = st > 0 ? norm(stop, n, 0, n) : norm(stop, -1, -1, n - 1);
+  return new Range(r.start + a * r.step, r.start + b * r.step, r.step * st, r.check);
+}
+
 /** Python slicing (negative steps included). */
 export function slice(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
   if (obj === undefined) throw new TemplateError('undefined value cannot be sliced');
+  if (obj instanceof Markup) return mark(slice(obj.s, start, stop, step));
+  if (obj instanceof Range) return sliceRange(obj, start, stop, step);
+  // Jinja2 compiles a slice to a plain Python subscript (not the sandbox's getitem): slicing
+  // what is not a sequence raises TypeError.
   const seq: unknown[] | string[] =
     typeof obj === 'string' ? Array.from(obj) : Array.isArray(obj) ? obj : fail(`'${typeName(obj)}' object is not subscriptable`);
   const n = seq.length;

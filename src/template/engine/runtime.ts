@@ -1,7 +1,27 @@
 import { contains, FILTERS, percentFormat, TESTS, type FilterHost, type Kw } from './filters.js';
 import type { Namespace } from './values.js';
 import type { EngineMemo } from './memo.js';
-import { compare, eq, fail, float, isDict, isFloat, isInt, LimitError, num, PyCallable, PyFloat, PyObject, PyTuple, str, TextMap, typeName } from './values.js';
+import { markupBinop } from './markup.js';
+import {
+  compare,
+  eq,
+  fail,
+  float,
+  isDict,
+  isFloat,
+  isInt,
+  LimitError,
+  Markup,
+  num,
+  PyCallable,
+  PyFloat,
+  PyObject,
+  PyTuple,
+  str,
+  TextMap,
+  typeName,
+  unmark,
+} from './values.js';
 
 export interface TemplateLimits {
   /** Longest output (and longest string or list a template may build), in UTF-16 code units. Default 64 Mi. */
@@ -80,6 +100,10 @@ export class Run implements FilterHost {
     if (n > this.maxIterations) throw new LimitError(`a list longer than ${this.maxIterations} items (limits.maxIterations)`);
   }
 
+  impure(): void {
+    this.rec?.taint();
+  }
+
   checkSize(n: number): void {
     if (n > this.maxOutput) throw new LimitError(`a value longer than ${this.maxOutput} (limits.maxOutput)`);
   }
@@ -140,6 +164,9 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
     if (s.length > r.maxOutput) r.checkSize(s.length);
     return s;
   }
+  // str % Undefined: Undefined has __getitem__, so Python takes it as a mapping the format may ignore.
+  if (op === '%' && typeof a === 'string') return percentFormat(a, b);
+  if (op === '%' && a instanceof Markup) return markupBinop(op, a, b, percentFormat);
   if (a === undefined || b === undefined) return fail(`unsupported operand: undefined value in '${op}'`);
   const an = isNumLike(a);
   const bn = isNumLike(b);
@@ -197,9 +224,13 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
       case '%': {
         if (y === 0) fail('integer division or modulo by zero');
         const m = x % y;
-        return intOrFloat(a, b, m !== 0 && m < 0 !== y < 0 ? m + y : m);
+        // Python's float %: a zero result takes the divisor's sign (-0.0 % 3 is 0.0).
+        return intOrFloat(a, b, m === 0 ? (y < 0 ? -0 : 0) : m < 0 !== y < 0 ? m + y : m);
       }
       case '**': {
+        if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power');
+        // A negative base to a fractional power is a complex number in Python.
+        if (x < 0 && !Number.isInteger(y)) fail('a negative number to a fractional power has no float result');
         if (!isFloat(a) && !isFloat(b) && y < 0) return float(x ** y);
         const z = x ** y;
         if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return big(a) ** big(b);
@@ -208,6 +239,12 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
       default:
         return fail(`bad operator ${op}`);
     }
+  }
+  // Markup (never a number or Undefined) is dealt with past the numeric cases: off the hot path.
+  if (a instanceof Markup || b instanceof Markup) {
+    const m = markupBinop(op, a, b, percentFormat);
+    if (m !== undefined) return m;
+    return binop(r, op, unmark(a), unmark(b));
   }
   if (op === '+') {
     if (typeof a === 'string' && typeof b === 'string') {
@@ -229,12 +266,14 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
   if (op === '*') {
     const [s, n] = typeof a === 'string' || Array.isArray(a) ? [a, b] : [b, a];
     if ((typeof s === 'string' || Array.isArray(s)) && (isInt(n) || typeof n === 'boolean')) {
+      // A count past Py_ssize_t is an OverflowError in Python, even for an empty sequence.
+      if (typeof n === 'bigint' && (n > 9223372036854775807n || n < -9223372036854775808n)) fail("cannot fit 'int' into an index-sized integer");
       const k = Math.max(0, num(n));
       if (typeof s === 'string') r.checkSize(s.length * k);
       else r.checkItems(s.length * k);
-      if (typeof s === 'string') return s.repeat(k);
-      const out: unknown[] = [];
-      for (let i = 0; i < k; i++) for (const x of s) out.push(x);
+      if (typeof s === 'string') return s.length === 0 ? '' : s.repeat(k);
+      const out: unknown[] = s instanceof PyTuple ? new PyTuple() : [];
+      if (s.length > 0) for (let i = 0; i < k; i++) for (const x of s) out.push(x);
       return out;
     }
   }

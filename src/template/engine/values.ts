@@ -101,6 +101,61 @@ export class PyView extends PyObject {
   }
 }
 
+/**
+ * markupsafe.Markup: a str marked as HTML-safe, what escape/e/forceescape/safe return (and
+ * tojson | safe in real templates). It is a str to every test and operation, but `+` and `%`
+ * escape a plain string operand, its string methods return Markup (markup.ts), and the escaped
+ * test is true of it. Jinja2 prints it as its text (autoescape is off).
+ */
+export class Markup extends PyObject {
+  constructor(readonly s: string) {
+    super();
+  }
+}
+
+/** A Markup's text; any other value as it is. */
+export function unmark(v: unknown): unknown {
+  return v instanceof Markup ? v.s : v;
+}
+
+/** Python bytes (what str.encode returns): sized, iterates its byte values, prints as b'...'. */
+export class PyBytes extends PyObject {
+  constructor(readonly b: Uint8Array) {
+    super();
+  }
+  attr(name: string): unknown {
+    if (name !== 'decode') return undefined;
+    return new PyCallable('decode', () => {
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(this.b);
+      } catch {
+        return fail("'utf-8' codec can't decode bytes");
+      }
+    });
+  }
+}
+
+/** Python `repr(bytes)`. */
+export function bytesRepr(b: Uint8Array): string {
+  let hasSingle = false;
+  let hasDouble = false;
+  for (const x of b) {
+    if (x === 0x27) hasSingle = true;
+    else if (x === 0x22) hasDouble = true;
+  }
+  const q = hasSingle && !hasDouble ? '"' : "'";
+  let out = `b${q}`;
+  for (const x of b) {
+    if (x === q.charCodeAt(0) || x === 0x5c) out += `\\${String.fromCharCode(x)}`;
+    else if (x === 9) out += '\\t';
+    else if (x === 10) out += '\\n';
+    else if (x === 13) out += '\\r';
+    else if (x < 0x20 || x >= 0x7f) out += `\\x${x.toString(16).padStart(2, '0')}`;
+    else out += String.fromCharCode(x);
+  }
+  return out + q;
+}
+
 /** An error a template's evaluation raised (Python's TypeError, UndefinedError, ...). */
 export class TemplateError extends Error {}
 /** A limit was reached. */
@@ -160,6 +215,8 @@ export function typeName(v: unknown): string {
   if (v instanceof PyIter) return v.kind;
   if (v instanceof PyView) return v.kind;
   if (v instanceof Range) return 'range';
+  if (v instanceof PyBytes) return 'bytes';
+  if (v instanceof Markup) return 'Markup';
   if (v instanceof PyCallable || typeof v === 'function') return 'function';
   if (v instanceof PyObject) return v.constructor.name;
   return 'dict';
@@ -200,6 +257,8 @@ export function truthy(v: unknown): boolean {
   if (typeof v === 'bigint') return v !== 0n;
   if (v instanceof PyView) return v.items.length > 0;
   if (v instanceof Range) return v.length > 0;
+  if (v instanceof PyBytes) return v.b.length > 0;
+  if (v instanceof Markup) return v.s !== '';
   if (v instanceof PyObject) return true;
   if (isDict(v)) return dictSize(v) > 0;
   return true;
@@ -268,6 +327,7 @@ function deep(depth: number, v: unknown, stack: unknown[]): void {
 /** Python `repr(x)`. */
 export function repr(v: unknown, depth = 0, stack: unknown[] = []): string {
   if (typeof v === 'string') return strRepr(v);
+  if (v instanceof Markup) return `Markup(${strRepr(v.s)})`;
   if (v === undefined) return 'Undefined';
   if (Array.isArray(v) || isDict(v)) {
     deep(depth, v, stack);
@@ -299,6 +359,7 @@ export function str(v: unknown): string {
   if (v instanceof PyFloat) return floatRepr(v.v);
   if (typeof v === 'bigint') return v.toString();
   if (v instanceof TextMap) return v.text;
+  if (v instanceof Markup) return v.s;
   if (Array.isArray(v) || isDict(v)) return repr(v);
   if (v instanceof Namespace) {
     nsHook.whole?.(v);
@@ -308,6 +369,7 @@ export function str(v: unknown): string {
   if (v instanceof PyCallable || typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
   if (v instanceof PyView) return `${v.kind}(${repr([...v.items])})`;
   if (v instanceof PyIter) return `<${v.kind} object>`;
+  if (v instanceof PyBytes) return bytesRepr(v.b);
   if (v instanceof Range) return v.step === 1 ? `range(${v.start}, ${v.stop})` : `range(${v.start}, ${v.stop}, ${v.step})`;
   return String(v);
 }
@@ -315,7 +377,10 @@ export function str(v: unknown): string {
 /** Python `==`. */
 export function eq(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
-  if (typeof a === 'string' || typeof b === 'string') return false;
+  // A Markup equals its text (checked only where a str or Markup is involved: off the hot path).
+  if (typeof a === 'string' || typeof b === 'string') return a instanceof Markup ? a.s === b : b instanceof Markup ? a === b.s : false;
+  if (a instanceof Markup) return b instanceof Markup && a.s === b.s;
+  if (b instanceof Markup) return false;
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return false;
   const an = typeof a === 'number' || typeof a === 'boolean' || typeof a === 'bigint' || a instanceof PyFloat;
@@ -341,6 +406,12 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
     for (let i = 0; i < a.length; i++) if (!eq(a[i], b[i], depth + 1)) return false;
     return true;
   }
+  // Key and item views are set-like: equal when they hold the same elements.
+  if (a instanceof PyView && b instanceof PyView && a.kind !== 'dict_values' && b.kind !== 'dict_values')
+    return a.items.length === b.items.length && a.items.every((x) => b.items.some((y) => eq(x, y, depth + 1)));
+  if (a instanceof Range && b instanceof Range)
+    return a.length === b.length && (a.length === 0 || (a.start === b.start && (a.length === 1 || a.step === b.step)));
+  if (a instanceof PyBytes && b instanceof PyBytes) return a.b.length === b.b.length && a.b.every((x, i) => x === b.b[i]);
   if (isDict(a) && isDict(b)) {
     if (dictSize(a) !== dictSize(b)) return false;
     for (const [k, v] of dictEntries(a)) {
@@ -354,6 +425,7 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 /** Python `<` etc: numbers with numbers, str with str, lists lexicographically. */
 export function compare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof Markup || b instanceof Markup) return compare(unmark(a), unmark(b));
   if (isNumber(a) || typeof a === 'boolean') {
     if (isNumber(b) || typeof b === 'boolean') {
       if (typeof a === 'bigint' || typeof b === 'bigint') {
@@ -366,7 +438,7 @@ export function compare(a: unknown, b: unknown): number {
       return x < y ? -1 : x > y ? 1 : x === y ? 0 : NaN;
     }
   }
-  if (Array.isArray(a) && Array.isArray(b)) {
+  if (Array.isArray(a) && Array.isArray(b) && a instanceof PyTuple === b instanceof PyTuple) {
     const n = Math.min(a.length, b.length);
     for (let i = 0; i < n; i++) {
       if (!eq(a[i], b[i])) return compare(a[i], b[i]);
@@ -384,6 +456,8 @@ export function iterate(v: unknown): readonly unknown[] {
   if (v instanceof Range) return v.materialize();
   if (v instanceof PyView) return v.items;
   if (v instanceof PyIter) return v.take();
+  if (v instanceof PyBytes) return Array.from(v.b);
+  if (v instanceof Markup) return Array.from(v.s);
   if (isDict(v)) return dictKeys(v);
   return fail(`'${typeName(v)}' object is not iterable`);
 }
@@ -405,6 +479,22 @@ export class Range extends PyObject {
   }
   at(i: number): number {
     return this.start + i * this.step;
+  }
+  /** range.index / count and the start/stop/step attributes. */
+  attr(name: string): unknown {
+    if (name === 'start' || name === 'stop' || name === 'step') return this[name];
+    if (name !== 'index' && name !== 'count') return undefined;
+    return new PyCallable(name, (a) => {
+      const x = a[0];
+      const n = this.length;
+      let at = -1;
+      if (typeof x === 'number' && Number.isInteger(x)) {
+        const k = (x - this.start) / this.step;
+        if (Number.isInteger(k) && k >= 0 && k < n) at = k;
+      }
+      if (name === 'count') return at < 0 ? 0 : 1;
+      return at < 0 ? fail(`${repr(x)} is not in range`) : at;
+    });
   }
   materialize(): number[] {
     const n = this.length;
@@ -433,6 +523,8 @@ export function length(v: unknown): number {
   if (v === undefined) return 0;
   if (v instanceof Range) return v.length;
   if (v instanceof PyView) return v.items.length;
+  if (v instanceof PyBytes) return v.b.length;
+  if (v instanceof Markup) return length(v.s);
   if (isDict(v)) return dictSize(v);
   if (v instanceof Namespace) return fail("object of type 'Namespace' has no len()");
   if (v instanceof PyIter) return fail(`object of type '${v.kind}' has no len()`);
