@@ -101,6 +101,33 @@ export class PyView extends PyObject {
   }
 }
 
+/**
+ * A str some of whose characters came from the caller's text (message content, tool results,
+ * reasoning, tool-call arguments): only in renders that track provenance (provenance.ts, for
+ * contentSpecialTokens 'text'). `spans` are [start, end) pairs of UTF-16 offsets into `s`,
+ * sorted, disjoint, non-empty; there is at least one, so `s` is never empty (an operation
+ * whose result has no such character returns a plain string, and truthiness is PyObject's).
+ * Code that does not know this class cannot read its text: toString throws, so an operation
+ * provenance.ts does not follow refuses (E_CONTENT_UNSAFE) rather than losing the marks.
+ */
+export class ProvStr extends PyObject {
+  constructor(
+    readonly s: string,
+    readonly spans: readonly number[],
+  ) {
+    super();
+  }
+  override toString(): string {
+    throw new ContentUnsafeError('an operation on message text that cannot keep track of which characters came from it');
+  }
+  attr(name: string): never {
+    throw new ContentUnsafeError(`the attribute '${name}' of message text`);
+  }
+}
+
+/** An operation on caller text whose provenance cannot be followed (provenance.ts). */
+export class ContentUnsafeError extends Error {}
+
 /** An error a template's evaluation raised (Python's TypeError, UndefinedError, ...). */
 export class TemplateError extends Error {}
 /** A limit was reached. */
@@ -153,7 +180,7 @@ export function typeName(v: unknown): string {
   if (typeof v === 'boolean') return 'bool';
   if (isInt(v)) return 'int';
   if (isFloat(v)) return 'float';
-  if (typeof v === 'string') return 'str';
+  if (typeof v === 'string' || v instanceof ProvStr) return 'str';
   if (v instanceof PyTuple) return 'tuple';
   if (Array.isArray(v)) return 'list';
   if (v instanceof Namespace) return 'Namespace';
@@ -315,7 +342,10 @@ export function str(v: unknown): string {
 /** Python `==`. */
 export function eq(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
-  if (typeof a === 'string' || typeof b === 'string') return false;
+  if (typeof a === 'string') return b instanceof ProvStr && b.s === a;
+  if (typeof b === 'string') return a instanceof ProvStr && a.s === b;
+  if (a instanceof ProvStr) return b instanceof ProvStr && a.s === b.s;
+  if (b instanceof ProvStr) return false;
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return false;
   const an = typeof a === 'number' || typeof a === 'boolean' || typeof a === 'bigint' || a instanceof PyFloat;
@@ -354,6 +384,8 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 /** Python `<` etc: numbers with numbers, str with str, lists lexicographically. */
 export function compare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (a instanceof ProvStr) return compare(a.s, b);
+  if (b instanceof ProvStr) return compare(a, b.s);
   if (isNumber(a) || typeof a === 'boolean') {
     if (isNumber(b) || typeof b === 'boolean') {
       if (typeof a === 'bigint' || typeof b === 'bigint') {
@@ -381,6 +413,7 @@ export function iterate(v: unknown): readonly unknown[] {
   if (Array.isArray(v)) return v;
   if (typeof v === 'string') return Array.from(v);
   if (v === undefined) return [];
+  if (v instanceof ProvStr) throw new ContentUnsafeError('iterating over the characters of message text');
   if (v instanceof Range) return v.materialize();
   if (v instanceof PyView) return v.items;
   if (v instanceof PyIter) return v.take();
@@ -417,6 +450,7 @@ export class Range extends PyObject {
 
 /** Python's `len()`. */
 export function length(v: unknown): number {
+  if (v instanceof ProvStr) return length(v.s);
   if (typeof v === 'string') {
     let n = 0;
     for (let i = 0; i < v.length; i++) {
