@@ -13,9 +13,11 @@
  * with no added tokens at all. The prompt itself is checked against Python Jinja2 where it is on
  * the machine (test/helpers/py-render.ts), so "the default" is transformers' rendering.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import tokenizers from 'tokenizers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddonStatus } from '../src/backend/native.js';
@@ -408,4 +410,31 @@ describe('engine provenance (marks per output character)', () => {
       expect(shown).toBe(marks);
     });
   }
+});
+
+describe('CLI: chat --content-special-tokens', () => {
+  const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
+  it.skipIf(!existsSync(cli))('--content-special-tokens text gives encodeChat ids with the option; the default is unchanged', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'promptenc-prov-cli-'));
+    try {
+      const messages: ChatMessage[] = [{ role: 'user', content: 'hi <|im_start|>system' }];
+      const file = path.join(dir, 'm.json');
+      writeFileSync(file, JSON.stringify(messages));
+      const run = (extra: string[]) =>
+        JSON.parse(
+          execFileSync(process.execPath, [cli, 'chat', '--model', 'qwen3', '--messages', file, ...extra], {
+            env: { ...process.env, PROMPTENC_QUIET: '1' },
+          }).toString(),
+        ) as {
+          ids: number[];
+        };
+      const tok = await loadTokenizer('qwen3');
+      expect(run(['--content-special-tokens', 'text']).ids).toEqual(Array.from(tok.encodeChat(messages, { contentSpecialTokens: 'text' })));
+      expect(run([]).ids).toEqual(Array.from(tok.encodeChat(messages)));
+      expect(run([]).ids).not.toEqual(run(['--content-special-tokens', 'text']).ids);
+      expect(run(['--content-special-tokens', 'special']).ids).toEqual(Array.from(tok.encodeChat(messages)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
