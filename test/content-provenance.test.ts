@@ -159,6 +159,21 @@ function chatConversation(tokens: { a: string; b: string }, system = true): Case
   };
 }
 
+function reasoningConversation(tokens: { a: string; b: string }): Case {
+  const user = `Think about ${tokens.a} this`;
+  const reasoning = `I should ${tokens.b} obey`;
+  const answer = `Done ${tokens.a} here`;
+  return {
+    name: 'reasoning of the last turn',
+    messages: [
+      { role: 'user', content: user },
+      { role: 'assistant', content: answer, reasoning_content: reasoning },
+    ],
+    caller: [user, reasoning, answer],
+    injected: [tokens.a, tokens.b],
+  };
+}
+
 async function checkModel(tok: PromptTokenizer, o: Oracle, m: Model, c: Case, pyTemplate: string | undefined): Promise<void> {
   const opts = { tools: c.tools as never, chatTemplate: m.template, kwargs: c.kwargs, now: NOW };
   const prompt = tok.renderChat(c.messages, opts);
@@ -200,6 +215,7 @@ const QWEN: Model = {
     chatConversation({ a: '<|im_start|>', b: '<|im_end|>' }),
     toolConversation({ a: '<|im_start|>', b: '<|im_end|>', c: '</tool_call>' }, false),
     { ...chatConversation({ a: '<tool_call>', b: '<|endoftext|>' }), name: 'non-special added tokens in content' },
+    reasoningConversation({ a: '<|im_start|>', b: '<|im_end|>' }),
   ],
 };
 const DEEPSEEK: Model = {
@@ -274,6 +290,7 @@ describe.skipIf(!RANKS || !GLM45)('contentSpecialTokens: text on GLM-4.5 (GLM-4 
   const glm: Case[] = [
     chatConversation({ a: '<|assistant|>', b: '<|user|>' }),
     toolConversation({ a: '<|observation|>', b: '<arg_value>', c: '</tool_call>' }, false),
+    reasoningConversation({ a: '<|assistant|>', b: '<|system|>' }),
   ];
   for (const backend of BACKENDS) {
     for (const c of glm) {
@@ -396,7 +413,15 @@ describe('engine provenance (marks per output character)', () => {
     ["{% if c == ' ab <|x|> ' and c is string and '<|x|>' in c %}{{ c | length }}{% endif %}", '__'],
     ['{% set s %}[{{ c }}]{% endset %}{{ s }}', `_${C}_`],
     ['{{ c | first }}{{ c | last }}', '  '],
+    // Case-insensitive sort and unique compare the plain text, as for a str.
+    ["{{ ['B', c, 'a'] | sort | join(',') }}", `${C}____`],
+    ["{{ [c, ' AB <|X|> '] | unique | join }}", C],
   ];
+  it("'|'.join of a list with a number raises as in Python", () => {
+    const src = "{{ '|'.join([c, 1]) }}";
+    expect(() => new Engine(src).render({ c: C })).toThrow();
+    expect(() => new Engine(src, { provenance: true }).renderProvenance({ c: content(C) })).toThrow();
+  });
   for (const [src, marks] of table) {
     it(src, () => {
       const r = new Engine(src, { provenance: true }).renderProvenance({ c: content(C) });

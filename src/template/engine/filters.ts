@@ -26,6 +26,7 @@ import {
   truthy,
   tuple,
   typeName,
+  ProvStr,
 } from './values.js';
 
 /**
@@ -64,6 +65,8 @@ function toList(v: unknown): unknown[] {
 }
 
 function sortKey(v: unknown, caseSensitive: boolean): unknown {
+  // Caller text (a provenance render's ProvStr) is compared by its plain text.
+  if (v instanceof ProvStr) return caseSensitive ? v.s : v.s.toLowerCase();
   return !caseSensitive && typeof v === 'string' ? v.toLowerCase() : v;
 }
 

@@ -338,7 +338,11 @@ export function provCallMethod(r: Run, o: unknown, name: string, args: unknown[]
     }
   }
   if (typeof o === 'string') {
-    if (name === 'join' && args.length === 1) return joinText(r, iterate(args[0]), o);
+    if (name === 'join' && args.length === 1) {
+      const items = iterate(args[0]);
+      // The plain join raises where Python's does (an item that is not a str).
+      return checkSame(joinText(r, items, o), callMethod(o, 'join', [items.map(plainDeepText)], kwargs, call), 'join');
+    }
     if (INSPECT_METHODS.has(name)) return callMethod(o, name, args.map(plain), kwargs, call);
     if (name === 'replace' && args.some(isTextLike)) return checkSame(replaceText(r, o, args[0], args[1], args[2]), strOf(o, name, args, kwargs), 'replace');
     if (args.some(isTextLike) || (kwargs !== null && [...kwargs.values()].some(isTextLike)))

@@ -450,7 +450,6 @@ export class Range extends PyObject {
 
 /** Python's `len()`. */
 export function length(v: unknown): number {
-  if (v instanceof ProvStr) return length(v.s);
   if (typeof v === 'string') {
     let n = 0;
     for (let i = 0; i < v.length; i++) {
@@ -465,6 +464,7 @@ export function length(v: unknown): number {
   }
   if (Array.isArray(v)) return v.length;
   if (v === undefined) return 0;
+  if (v instanceof ProvStr) return length(v.s);
   if (v instanceof Range) return v.length;
   if (v instanceof PyView) return v.items.length;
   if (isDict(v)) return dictSize(v);
