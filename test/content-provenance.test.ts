@@ -391,6 +391,9 @@ describe('the option', () => {
     expect(code(() => tok.countChatByMessage(messages, { contentSpecialTokens: 'text' }))).toBe('E_ARGUMENT');
     expect(code(() => tok.fitChat(messages, { maxTokens: 100, contentSpecialTokens: 'text' }))).toBe('E_ARGUMENT');
     expect(tok.isWithinTokenLimit(messages, 1000, { contentSpecialTokens: 'text' })).toBe(tok.countChat(messages, { contentSpecialTokens: 'text' }));
+    const session = tok.createSession();
+    expect(code(() => session.encodeChat(messages, { contentSpecialTokens: 'text' }))).toBe('E_ARGUMENT');
+    expect(code(() => session.countChat(messages, { contentSpecialTokens: 'text' }))).toBe('E_ARGUMENT');
   });
 });
 
@@ -458,6 +461,15 @@ describe('CLI: chat --content-special-tokens', () => {
       expect(run([]).ids).toEqual(Array.from(tok.encodeChat(messages)));
       expect(run([]).ids).not.toEqual(run(['--content-special-tokens', 'text']).ids);
       expect(run(['--content-special-tokens', 'special']).ids).toEqual(Array.from(tok.encodeChat(messages)));
+      // --jsonl: the option reaches the worker threads.
+      const jsonl = path.join(dir, 'm.jsonl');
+      writeFileSync(jsonl, `${JSON.stringify({ messages })}\n`);
+      const line = execFileSync(process.execPath, [cli, 'chat', '--model', 'qwen3', '--jsonl', jsonl, '--content-special-tokens', 'text'], {
+        env: { ...process.env, PROMPTENC_QUIET: '1' },
+      }).toString();
+      expect((JSON.parse(line.trim().split('\n')[0]!) as { ids: number[] }).ids).toEqual(
+        Array.from(tok.encodeChat(messages, { contentSpecialTokens: 'text' })),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
