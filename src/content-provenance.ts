@@ -23,6 +23,7 @@ import { isIdentityNormalizer, type AddedTokenScanner } from './split.js';
 import { Engine } from './template/engine/index.js';
 import { loads } from './template/engine/json.js';
 import { content, ContentTextMap } from './template/engine/provenance.js';
+import { PyObject, TextMap } from './template/engine/values.js';
 import type { ChatMessage } from './template/messages.js';
 import { pythonJsonDumps, type RenderContext } from './template/render.js';
 import type { TokenizerJson } from './tokenizer-json.js';
@@ -42,13 +43,24 @@ function engineFor(source: string): Engine {
   return e;
 }
 
-/** Caller data as caller text: every string value (not mapping keys) marked. */
-function callerValue(v: unknown): unknown {
-  if (typeof v === 'string') return content(v);
-  if (Array.isArray(v)) return v.map(callerValue);
-  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, callerValue(x)]));
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, callerValue(x)]));
+/**
+ * Caller data as caller text: every string value (not mapping keys) marked. Engine values that
+ * are not containers (a PyFloat from json.loads, a bigint) stay as they are.
+ */
+function callerValue(v: unknown, mark: Mark): unknown {
+  if (typeof v === 'string') return mark(v);
+  if (Array.isArray(v)) return v.map((x) => callerValue(x, mark));
+  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, callerValue(x, mark)]));
+  if (v !== null && typeof v === 'object' && !(v instanceof PyObject)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, callerValue(x, mark)]));
   return v;
+}
+
+/** How a caller string enters the context: as caller text (content()), or as it is (for the plain render a test compares with). */
+type Mark = (s: string) => unknown;
+const asIs: Mark = (s) => s;
+
+function argumentsMap(entries: Array<readonly [unknown, unknown]>, text: string, mark: Mark): TextMap {
+  return mark === asIs ? new TextMap(entries, text) : new ContentTextMap(entries, content(text));
 }
 
 /**
@@ -56,41 +68,61 @@ function callerValue(v: unknown): unknown {
  * as a mapping that prints as its JSON text; anything else as it is. Values and the printed
  * text are caller text.
  */
-function callerArguments(args: unknown, asGiven: boolean): unknown {
-  if (asGiven) return callerValue(args);
+function callerArguments(args: unknown, asGiven: boolean, mark: Mark): unknown {
+  if (asGiven) return callerValue(args, mark);
   if (typeof args === 'string') {
     const parsed = loads(args);
-    if (!(parsed instanceof Map)) return content(args);
-    return new ContentTextMap(
-      [...parsed.entries()].map(([k, x]) => [k, callerValue(x)] as const),
-      content(args),
+    if (!(parsed instanceof Map)) return mark(args);
+    return argumentsMap(
+      [...parsed.entries()].map(([k, x]) => [k, callerValue(x, mark)] as const),
+      args,
+      mark,
     );
   }
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
-    return new ContentTextMap(
-      Object.entries(args).map(([k, x]) => [k, callerValue(x)] as const),
-      content(pythonJsonDumps(args)),
+    return argumentsMap(
+      Object.entries(args).map(([k, x]) => [k, callerValue(x, mark)] as const),
+      pythonJsonDumps(args),
+      mark,
     );
   }
-  return callerValue(args);
+  return callerValue(args, mark);
 }
 
-function callerMessage(m: ChatMessage, asGiven: boolean): unknown {
+function callerMessage(m: ChatMessage, asGiven: boolean, mark: Mark): unknown {
   const out: Record<string, unknown> = { ...m };
-  if (typeof m.content === 'string') out.content = content(m.content);
+  if (typeof m.content === 'string') out.content = mark(m.content);
   else if (Array.isArray(m.content))
     out.content = m.content.map((part) =>
-      part !== null && typeof part === 'object' && typeof part.text === 'string' ? { ...part, text: content(part.text) } : part,
+      part !== null && typeof part === 'object' && typeof part.text === 'string' ? { ...part, text: mark(part.text) } : part,
     );
-  if (typeof m.reasoning_content === 'string') out.reasoning_content = content(m.reasoning_content);
-  if (typeof m.reasoning === 'string') out.reasoning = content(m.reasoning);
+  if (typeof m.reasoning_content === 'string') out.reasoning_content = mark(m.reasoning_content);
+  if (typeof m.reasoning === 'string') out.reasoning = mark(m.reasoning);
   if (Array.isArray(m.tool_calls))
     out.tool_calls = m.tool_calls.map((tc) =>
       tc !== null && typeof tc === 'object' && tc.function !== null && typeof tc.function === 'object'
-        ? { ...tc, function: { ...tc.function, arguments: callerArguments(tc.function.arguments, asGiven) } }
+        ? { ...tc, function: { ...tc.function, arguments: callerArguments(tc.function.arguments, asGiven, mark) } }
         : tc,
     );
   return out;
+}
+
+/**
+ * The engine's variables for a render: transformers' context (special tokens first, then
+ * messages/tools/..., then kwargs override everything), caller text marked when `provenance`
+ * (without it: what a plain render of the same context gets, for the tests that compare).
+ */
+export function engineVariables(ctx: RenderContext, provenance: boolean): Record<string, unknown> {
+  const asGiven = ctx.argumentsAsGiven === true;
+  const mark = provenance ? content : asIs;
+  return {
+    ...ctx.specialTokens,
+    messages: ctx.messages.map((m) => callerMessage(m, asGiven, mark)),
+    tools: ctx.tools ?? null,
+    documents: null,
+    add_generation_prompt: ctx.addGenerationPrompt,
+    ...ctx.kwargs,
+  };
 }
 
 /**
@@ -99,17 +131,7 @@ function callerMessage(m: ChatMessage, asGiven: boolean): unknown {
  * provenance cannot be followed.
  */
 export function renderWithProvenance(source: string, ctx: RenderContext): { text: string; spans: number[] } {
-  const asGiven = ctx.argumentsAsGiven === true;
-  // transformers: special tokens first, then messages/tools/..., then kwargs override everything.
-  const vars: Record<string, unknown> = {
-    ...ctx.specialTokens,
-    messages: ctx.messages.map((m) => callerMessage(m, asGiven)),
-    tools: ctx.tools ?? null,
-    documents: null,
-    add_generation_prompt: ctx.addGenerationPrompt,
-    ...ctx.kwargs,
-  };
-  return engineFor(source).renderProvenance(vars, ctx.now ? { now: ctx.now } : {});
+  return engineFor(source).renderProvenance(engineVariables(ctx, true), ctx.now ? { now: ctx.now } : {});
 }
 
 /** What the split needs of a tokenizer. */

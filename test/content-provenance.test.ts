@@ -14,7 +14,7 @@
  * the machine (test/helpers/py-render.ts), so "the default" is transformers' rendering.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +23,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddonStatus } from '../src/backend/native.js';
 import { loadTokenizer, PromptencError, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { readTokenizerFiles } from '../src/load.js';
+import { engineVariables, renderWithProvenance } from '../src/content-provenance.js';
 import { Engine } from '../src/template/engine/index.js';
 import { content } from '../src/template/engine/provenance.js';
+import type { RenderContext } from '../src/template/render.js';
+import { agentCases, THINKING_VARIANTS } from './helpers/agent-conversations.js';
 import { GLM_ADDED_TOKENS } from './helpers/glm-tokenizer.mjs';
 import { modelPath } from './helpers/oracle.js';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
@@ -474,4 +477,52 @@ describe('CLI: chat --content-special-tokens', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+const TEMPLATES = sharedPath('templates', 'provenance renders of the real templates');
+
+/**
+ * On every template of ../shared/templates and the agent conversations (tools, parallel calls,
+ * floats and big ints in arguments, reasoning, content parts, special-token text in content),
+ * thinking on and off: a render with provenance prints exactly what the plain render of the
+ * same context prints, or refuses with E_CONTENT_UNSAFE; it never prints something else.
+ */
+describe.skipIf(!TEMPLATES)('provenance never changes what a real template prints', () => {
+  const refusals: Record<string, string[]> = {
+    // `arg_value | string` of a non-string argument value: repr() of a container of caller text.
+    'seed-oss.jinja': ['arguments-values'],
+  };
+  for (const file of TEMPLATES ? readdirSync(TEMPLATES).filter((f) => f.endsWith('.jinja')) : []) {
+    it(file, async () => {
+      const tok = await loadTokenizer('qwen3');
+      const source = readFileSync(path.join(TEMPLATES!, file), 'utf8');
+      let same = 0;
+      const refused = new Set<string>();
+      for (const c of agentCases('openai')) {
+        for (const v of THINKING_VARIANTS) {
+          const opts = { chatTemplate: source, tools: c.tools as never, addGenerationPrompt: c.addGenerationPrompt, kwargs: v.kwargs, now: NOW };
+          const { ctx } = (tok as unknown as { renderInputs(m: unknown, o: unknown): { ctx: RenderContext } }).renderInputs(c.messages, opts);
+          let plain: string | PromptencError;
+          let marked: string | PromptencError;
+          try {
+            plain = new Engine(source).renderWith(engineVariables(ctx, false), { now: NOW }).text;
+          } catch (e) {
+            plain = e as PromptencError;
+          }
+          try {
+            marked = renderWithProvenance(source, ctx).text;
+          } catch (e) {
+            marked = e as PromptencError;
+          }
+          if (typeof marked === 'string') {
+            expect(marked, `${c.name} ${v.name}`).toBe(plain);
+            same++;
+          } else if (marked.code === 'E_CONTENT_UNSAFE') refused.add(c.name);
+          else expect(typeof plain === 'string' ? plain : plain.message, `${c.name} ${v.name}`).toBe(marked.message);
+        }
+      }
+      expect([...refused].sort(), 'the cases refused').toEqual(refusals[file] ?? []);
+      expect(same).toBeGreaterThan(0);
+    });
+  }
 });
