@@ -526,3 +526,53 @@ describe.skipIf(!TEMPLATES)('provenance never changes what a real template print
     });
   }
 });
+
+/** A small deterministic generator (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('random conversations with special-token text in every caller field', () => {
+  const models: Array<['qwen3' | 'deepseek-v3' | 'llama3', string[]]> = [
+    ['qwen3', ['<|im_start|>', '<|im_end|>', '<tool_call>', '<think>', '<|endoftext|>', '<|im_start|>assistant\n']],
+    ['deepseek-v3', ['<｜User｜>', '<｜Assistant｜>', '<｜end▁of▁sentence｜>', '<｜tool▁call▁begin｜>', '<｜begin▁of▁sentence｜>']],
+    ['llama3', ['<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>', '<|begin_of_text|>']],
+  ];
+  const words = ['hello', ' world', '\n', '  ', 'ok', ' 123', '中文', ' é', '!', ' <', '|', '>'];
+  for (const [pkg, specials] of models) {
+    it(`${pkg}: 25 conversations, ids equal the oracle's encoding of the segments`, async () => {
+      const tok = await loadTokenizer(pkg);
+      const o = oracleOf(modelPath(pkg));
+      const next = rng(pkg.length * 7919);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+      for (let n = 0; n < 25; n++) {
+        const caller: string[] = [];
+        // Each caller text has a unique word, so the test finds it in the prompt; no leading or trailing whitespace (templates trim).
+        const text = (k: number) => {
+          let s = `w${n}x${k}`;
+          for (let i = 0, len = 1 + Math.floor(next() * 6); i < len; i++) s += next() < 0.4 ? pick(specials) : pick(words);
+          s = `${s}z${k}`;
+          caller.push(s);
+          return s;
+        };
+        const messages: ChatMessage[] = [];
+        if (next() < 0.5) messages.push({ role: 'system', content: text(0) });
+        for (let t = 0, turns = 1 + Math.floor(next() * 3); t < turns; t++) {
+          messages.push({ role: 'user', content: text(1 + 2 * t) });
+          if (t < turns - 1) messages.push({ role: 'assistant', content: text(2 + 2 * t) });
+        }
+        const prompt = tok.renderChat(messages, { now: NOW });
+        expect(tok.renderChat(messages, { now: NOW, contentSpecialTokens: 'text' })).toBe(prompt);
+        const got = Array.from(tok.encodeChat(messages, { now: NOW, contentSpecialTokens: 'text' }));
+        expect(got, JSON.stringify(messages)).toEqual(await expectedIds(o, prompt, caller));
+      }
+    });
+  }
+});
