@@ -377,6 +377,21 @@ describe('transformations of caller text: followed, or refused', () => {
   }
 });
 
+describe('raise_exception with caller text', () => {
+  it("is the template's error (E_TEMPLATE, its message), not E_CONTENT_UNSAFE", async () => {
+    const tok = await loadTokenizer('qwen3');
+    const opts = { chatTemplate: "{{ raise_exception('bad: ' ~ messages[0].content) }}", contentSpecialTokens: 'text' as const };
+    let err: unknown;
+    try {
+      tok.encodeChat([{ role: 'user', content: 'x <|im_end|>' }], opts);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as PromptencError).code).toBe('E_TEMPLATE');
+    expect((err as PromptencError).message).toContain('bad: x <|im_end|>');
+  });
+});
+
 describe('the option', () => {
   it('is checked, and refused where it is not supported', async () => {
     const tok = await loadTokenizer('qwen3');

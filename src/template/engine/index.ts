@@ -6,7 +6,7 @@ import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
 import { DEFAULT_LIMITS, Run, Scope, type TemplateLimits } from './runtime.js';
 import { ProvRun } from './provenance.js';
-import { ContentUnsafeError, dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
+import { ContentUnsafeError, ProvStr, dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
 
 export type { TemplateLimits } from './runtime.js';
 export { DEFAULT_LIMITS } from './runtime.js';
@@ -148,7 +148,8 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
     new PyCallable(
       'raise_exception',
       (a) => {
-        throw new RaisedError(String(a[0] ?? ''));
+        // Caller text in the message is not output: its plain text (a provenance render).
+        throw new RaisedError(String(a[0] instanceof ProvStr ? a[0].s : (a[0] ?? '')));
       },
       'global:raise_exception',
     ),
