@@ -20,25 +20,28 @@
  */
 import { PromptencError } from './errors.js';
 import { isIdentityNormalizer, type AddedTokenScanner } from './split.js';
-import { Engine } from './template/engine/index.js';
+import { Engine, type TemplateLimits } from './template/engine/index.js';
 import { loads } from './template/engine/json.js';
 import { content, ContentTextMap } from './template/engine/provenance.js';
-import { PyObject, TextMap } from './template/engine/values.js';
+import { PyObject } from './template/engine/values.js';
 import type { ChatMessage } from './template/messages.js';
-import { pythonJsonDumps, type RenderContext } from './template/render.js';
+import { plainCopy, pythonJsonDumps } from './template/arguments.js';
+import type { RenderContext } from './template/render.js';
 import type { TokenizerJson } from './tokenizer-json.js';
 
 export type ContentSpecialTokens = 'special' | 'text';
 
+/** Provenance engines by limits and source (bounded, as render.ts's cache). */
 const engines = new Map<string, Engine>();
 const ENGINES_LIMIT = 64;
 
-function engineFor(source: string): Engine {
-  let e = engines.get(source);
+function engineFor(source: string, limits: TemplateLimits | undefined): Engine {
+  const key = limits === undefined ? `/${source}` : `${limits.maxOutput}/${limits.maxIterations}/${limits.maxDepth}/${source}`;
+  let e = engines.get(key);
   if (e === undefined) {
-    e = new Engine(source, { provenance: true });
+    e = new Engine(source, limits === undefined ? { provenance: true } : { provenance: true, limits });
     if (engines.size >= ENGINES_LIMIT) engines.delete(engines.keys().next().value as string);
-    engines.set(source, e);
+    engines.set(key, e);
   }
   return e;
 }
@@ -47,82 +50,73 @@ function engineFor(source: string): Engine {
  * Caller data as caller text: every string value (not mapping keys) marked. Engine values that
  * are not containers (a PyFloat from json.loads, a bigint) stay as they are.
  */
-function callerValue(v: unknown, mark: Mark): unknown {
-  if (typeof v === 'string') return mark(v);
-  if (Array.isArray(v)) return v.map((x) => callerValue(x, mark));
-  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, callerValue(x, mark)]));
-  if (v !== null && typeof v === 'object' && !(v instanceof PyObject)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, callerValue(x, mark)]));
+function callerValue(v: unknown): unknown {
+  if (typeof v === 'string') return content(v);
+  if (Array.isArray(v)) return v.map(callerValue);
+  if (v instanceof Map) return new Map([...v.entries()].map(([k, x]) => [k, callerValue(x)]));
+  if (v !== null && typeof v === 'object' && !(v instanceof PyObject)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, callerValue(x)]));
   return v;
 }
 
-/** How a caller string enters the context: as caller text (content()), or as it is (for the plain render a test compares with). */
-type Mark = (s: string) => unknown;
-const asIs: Mark = (s) => s;
-
-function argumentsMap(entries: Array<readonly [unknown, unknown]>, text: string, mark: Mark): TextMap {
-  return mark === asIs ? new TextMap(entries, text) : new ContentTextMap(entries, content(text));
-}
-
 /**
- * Tool-call arguments, by render.ts's rule: a JSON object text or an object reaches the template
- * as a mapping that prints as its JSON text; anything else as it is. Values and the printed
- * text are caller text.
+ * Tool-call arguments, by the rule of template/arguments.ts: a JSON object text or an object
+ * reaches the template as a mapping that prints as its JSON text; anything else as it is. Values
+ * and the printed text are caller text.
  */
-function callerArguments(args: unknown, asGiven: boolean, mark: Mark): unknown {
-  if (asGiven) return callerValue(args, mark);
+function callerArguments(args: unknown, asGiven: boolean): unknown {
+  if (asGiven) return callerValue(args);
   if (typeof args === 'string') {
     const parsed = loads(args);
-    if (!(parsed instanceof Map)) return mark(args);
-    return argumentsMap(
-      [...parsed.entries()].map(([k, x]) => [k, callerValue(x, mark)] as const),
-      args,
-      mark,
+    if (!(parsed instanceof Map)) return content(args);
+    return new ContentTextMap(
+      [...parsed.entries()].map(([k, x]) => [k, callerValue(x)] as const),
+      content(args),
     );
   }
   if (args !== null && typeof args === 'object' && !Array.isArray(args)) {
-    return argumentsMap(
-      Object.entries(args).map(([k, x]) => [k, callerValue(x, mark)] as const),
-      pythonJsonDumps(args),
-      mark,
+    return new ContentTextMap(
+      Object.entries(args).map(([k, x]) => [k, callerValue(x)] as const),
+      content(pythonJsonDumps(args)),
     );
   }
-  return callerValue(args, mark);
+  return callerValue(args);
 }
 
-function callerMessage(m: ChatMessage, asGiven: boolean, mark: Mark): unknown {
+function callerMessage(m: ChatMessage, asGiven: boolean): unknown {
   const out: Record<string, unknown> = { ...m };
-  if (typeof m.content === 'string') out.content = mark(m.content);
+  if (typeof m.content === 'string') out.content = content(m.content);
   else if (Array.isArray(m.content))
     out.content = m.content.map((part) =>
-      part !== null && typeof part === 'object' && typeof part.text === 'string' ? { ...part, text: mark(part.text) } : part,
+      part !== null && typeof part === 'object' && typeof part.text === 'string' ? { ...part, text: content(part.text) } : part,
     );
-  if (typeof m.reasoning_content === 'string') out.reasoning_content = mark(m.reasoning_content);
-  if (typeof m.reasoning === 'string') out.reasoning = mark(m.reasoning);
+  if (typeof m.reasoning_content === 'string') out.reasoning_content = content(m.reasoning_content);
+  if (typeof m.reasoning === 'string') out.reasoning = content(m.reasoning);
   if (Array.isArray(m.tool_calls))
     out.tool_calls = m.tool_calls.map((tc) =>
       tc !== null && typeof tc === 'object' && tc.function !== null && typeof tc.function === 'object'
-        ? { ...tc, function: { ...tc.function, arguments: callerArguments(tc.function.arguments, asGiven, mark) } }
+        ? { ...tc, function: { ...tc.function, arguments: callerArguments(tc.function.arguments, asGiven) } }
         : tc,
     );
   return out;
 }
 
 /**
- * The engine's variables for a render: transformers' context (special tokens first, then
- * messages/tools/..., then kwargs override everything), caller text marked when `provenance`
- * (without it: what a plain render of the same context gets, for the tests that compare).
+ * The engine's variables: transformers' context as ChatTemplate builds it (render.ts: special
+ * tokens first, then messages/tools/..., then kwargs over everything, each a plainCopy), with
+ * caller text marked.
  */
-export function engineVariables(ctx: RenderContext, provenance: boolean): Record<string, unknown> {
+function engineVariables(ctx: RenderContext): Record<string, unknown> {
   const asGiven = ctx.argumentsAsGiven === true;
-  const mark = provenance ? content : asIs;
-  return {
+  const vars: Record<string, unknown> = {
     ...ctx.specialTokens,
-    messages: ctx.messages.map((m) => callerMessage(m, asGiven, mark)),
-    tools: ctx.tools ?? null,
+    messages: ctx.messages.map((m) => callerMessage(plainCopy(m) as ChatMessage, asGiven)),
+    tools: plainCopy(ctx.tools ?? null),
     documents: null,
     add_generation_prompt: ctx.addGenerationPrompt,
-    ...ctx.kwargs,
   };
+  const kw = ctx.kwargs;
+  if (kw !== undefined) for (const k of Object.keys(kw)) vars[k] = plainCopy(kw[k]);
+  return vars;
 }
 
 /**
@@ -130,8 +124,8 @@ export function engineVariables(ctx: RenderContext, provenance: boolean): Record
  * text in it. E_CONTENT_UNSAFE when the template transforms caller text in a way whose
  * provenance cannot be followed.
  */
-export function renderWithProvenance(source: string, ctx: RenderContext): { text: string; spans: number[] } {
-  return engineFor(source).renderProvenance(engineVariables(ctx, true), ctx.now ? { now: ctx.now } : {});
+export function renderWithProvenance(source: string, ctx: RenderContext, limits?: TemplateLimits): { text: string; spans: number[] } {
+  return engineFor(source, limits).renderProvenance(engineVariables(ctx), ctx.now ? { now: ctx.now } : {});
 }
 
 /** What the split needs of a tokenizer. */

@@ -308,11 +308,12 @@ export class PromptTokenizer {
   /** contentSpecialTokens 'text': the render with the offsets of caller text (src/content-provenance.ts). */
   private renderProvenance(inputs: ReturnType<PromptTokenizer['renderInputs']>): { text: string; spans: number[] } {
     const { source, ctx } = inputs;
+    const limits = this.templateLimits;
     try {
-      return renderWithProvenance(source, ctx);
+      return renderWithProvenance(source, ctx, limits);
     } catch (err) {
       if (!(err instanceof PromptencError)) throw err;
-      throw attributeTemplateError(err, inputs.given, (n) => renderWithProvenance(source, { ...ctx, messages: ctx.messages.slice(0, n) }).text);
+      throw attributeTemplateError(err, inputs.given, (n) => renderWithProvenance(source, { ...ctx, messages: ctx.messages.slice(0, n) }, limits).text);
     }
   }
 
