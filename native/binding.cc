@@ -369,6 +369,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
          InstanceMethod<&EncoderWrap::EncodeAsync>("encodeAsync"),
          InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"), InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
          InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
+         InstanceMethod<&EncoderWrap::EncodeOrdinary>("encodeOrdinary"),
          InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
   }
 
@@ -435,6 +436,20 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     return guard(info.Env(), [&]() -> Napi::Value {
       const bool splitSpecial = info.Length() > 1 && info[1].ToBoolean().Value();
       Napi::Value out = sharedResult(info.Env(), encodeArg(info, nullptr, splitSpecial));
+      trimBuffers();
+      return out;
+    });
+  }
+
+  /// encodeOrdinary(text): no added-token split at all (Encoder::encodeOrdinary); the output
+  /// protocol of encode.
+  Napi::Value EncodeOrdinary(const Napi::CallbackInfo& info) {
+    return guard(info.Env(), [&]() -> Napi::Value {
+      auto text = textBytes(info, 0, textBuf_);
+      idsBuf_.clear();
+      idsBuf_.reserve(text.second / 2 + 4);
+      core_->encodeOrdinary(text.first, text.second, idsBuf_, *syncState_);
+      Napi::Value out = sharedResult(info.Env(), idsBuf_);
       trimBuffers();
       return out;
     });

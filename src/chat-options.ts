@@ -8,7 +8,7 @@ import { PromptencError, describeValue } from './errors.js';
 import { NORMALIZE_MODES } from './chat-messages.js';
 
 /** ChatOptions' keys (src/options.ts). */
-export const CHAT_OPTION_NAMES = ['tools', 'addGenerationPrompt', 'chatTemplate', 'kwargs', 'normalize', 'now'] as const;
+export const CHAT_OPTION_NAMES = ['tools', 'addGenerationPrompt', 'chatTemplate', 'kwargs', 'normalize', 'now', 'contentSpecialTokens'] as const;
 
 /**
  * kwargs keys that are really options: the template variable they would set is set by the
@@ -64,7 +64,10 @@ export function checkChatOptions(opts: object, extra: readonly string[] = [], wh
       near !== undefined ? `did you mean ${where}.${near}?` : `template variables go in ${where}.kwargs, e.g. { kwargs: { ${JSON.stringify(key)}: … } }`;
     throw new PromptencError('E_ARGUMENT', `${where}.${key}: unknown chat option; ${hint} (valid: ${valid.join(', ')})`);
   }
-  const o = opts as { normalize?: unknown; kwargs?: unknown };
+  const o = opts as { normalize?: unknown; kwargs?: unknown; contentSpecialTokens?: unknown };
+  if (o.contentSpecialTokens !== undefined && o.contentSpecialTokens !== 'special' && o.contentSpecialTokens !== 'text') {
+    throw new PromptencError('E_ARGUMENT', `${where}.contentSpecialTokens: expected 'special' or 'text', received ${describeValue(o.contentSpecialTokens)}`);
+  }
   if (o.normalize !== undefined && !(NORMALIZE_MODES as readonly unknown[]).includes(o.normalize)) {
     throw new PromptencError('E_ARGUMENT', `${where}.normalize: expected 'vllm' or 'none', received ${describeValue(o.normalize)}`);
   }

@@ -9,6 +9,8 @@ export type ErrorCode =
   | 'E_TEMPLATE_MISSING'
   // A chat template hit a limit (output size, loop iterations, recursion depth): src/template/engine.
   | 'E_TEMPLATE_LIMIT'
+  // contentSpecialTokens 'text': the template transforms caller text in a way whose provenance cannot be followed (src/template/engine/provenance.ts).
+  | 'E_CONTENT_UNSAFE'
   | 'E_MESSAGES_INVALID'
   | 'E_ARGUMENT'
   | 'E_IDS_INVALID'

@@ -66,6 +66,15 @@ export interface ChatOptions {
    * transformers' apply_chat_template passes them.
    */
   normalize?: NormalizeMode;
+  /**
+   * 'special' (default): special-token text in the caller's text becomes the special token after
+   * rendering, as in transformers. 'text': the caller's text (message content, tool results,
+   * reasoning, tool-call arguments) is encoded as plain text and only the template's own
+   * scaffolding becomes added tokens (docs/semantics.md); E_CONTENT_UNSAFE when the template
+   * transforms that text in a way whose provenance cannot be followed. encodeChat, countChat,
+   * renderChat and isWithinTokenLimit; sessions, fitChat and countChatByMessage refuse it.
+   */
+  contentSpecialTokens?: 'special' | 'text';
 }
 
 export interface FitOptions extends ChatOptions {

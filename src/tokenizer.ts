@@ -7,6 +7,7 @@ import { compileTemplate, type ChatTemplate, type RenderContext, type RenderMemo
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
 import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
 import { checkChatOptions } from './chat-options.js';
+import { checkProvenanceTokenizer, encodeSegments, provenanceSegments, renderWithProvenance } from './content-provenance.js';
 import { AddedTokenScanner, matchesAgree } from './split.js';
 import { preTokenizerFamily } from './families.js';
 import type { TokenizerJson } from './tokenizer-json.js';
@@ -300,12 +301,39 @@ export class PromptTokenizer {
   /** The prompt string, exactly as transformers' apply_chat_template(tokenize=False) renders it. */
   renderChat(messages: ChatMessage[], opts: ChatOptions = {}): string {
     const inputs = this.renderInputs(messages, opts);
+    if (contentAsText(opts)) return this.renderProvenance(inputs).text;
     return this.attributed(inputs, () => inputs.template.render(inputs.ctx));
+  }
+
+  /** contentSpecialTokens 'text': the render with the offsets of caller text (src/content-provenance.ts). */
+  private renderProvenance(inputs: ReturnType<PromptTokenizer['renderInputs']>): { text: string; spans: number[] } {
+    const { source, ctx } = inputs;
+    const limits = this.templateLimits;
+    try {
+      return renderWithProvenance(source, ctx, limits);
+    } catch (err) {
+      if (!(err instanceof PromptencError)) throw err;
+      throw attributeTemplateError(err, inputs.given, (n) => renderWithProvenance(source, { ...ctx, messages: ctx.messages.slice(0, n) }, limits).text);
+    }
+  }
+
+  private encodeContentAsText(messages: ChatMessage[], opts: ChatOptions): Uint32Array {
+    const { text, spans } = this.renderProvenance(this.renderInputs(messages, opts));
+    this.checkSize(text, 'the rendered prompt');
+    checkProvenanceTokenizer(this.json);
+    const impl = this.impl;
+    if (impl.encodeOrdinary === undefined)
+      throw new PromptencError(
+        'E_NATIVE_UNSUPPORTED',
+        "options.contentSpecialTokens 'text': this native addon predates it; rebuild it (npm run build:native) or load with backend: 'js'",
+      );
+    return encodeSegments(provenanceSegments(text, spans, this.scanner), (t) => impl.encodeOrdinary!(t));
   }
 
   /** @internal sessions: renderChat reusing `memo` (see ChatTemplate.renderIncremental). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
     const inputs = this.renderInputs(messages, opts);
+    if (contentAsText(opts)) throw new PromptencError('E_ARGUMENT', "options.contentSpecialTokens 'text': sessions do not support it; use encodeChat");
     return this.attributed(inputs, () => inputs.template.renderIncremental(inputs.ctx, memo));
   }
 
@@ -320,7 +348,10 @@ export class PromptTokenizer {
     }
   }
 
-  private renderInputs(messages: ChatMessage[], opts: ChatOptions): { template: ChatTemplate; ctx: RenderContext; given: readonly ChatMessage[] } {
+  private renderInputs(
+    messages: ChatMessage[],
+    opts: ChatOptions,
+  ): { template: ChatTemplate; source: string; ctx: RenderContext; given: readonly ChatMessage[] } {
     checkOptions(opts, 'options');
     checkChatOptions(opts);
     // A plain-data copy first: getters, Proxies and cycles fail here with E_MESSAGES_INVALID.
@@ -331,6 +362,7 @@ export class PromptTokenizer {
     const raw = opts.normalize === 'none';
     return {
       template: compileTemplate(source, this.templateLimits),
+      source,
       given: checked,
       ctx: {
         messages: raw ? checked : normalizeMessages(checked, detectContentFormat(source)),
@@ -349,10 +381,12 @@ export class PromptTokenizer {
    * tokens, because the template already wrote BOS where the model wants it.
    */
   encodeChat(messages: ChatMessage[], opts: ChatOptions = {}): Uint32Array {
+    if (contentAsText(opts)) return this.encodeContentAsText(messages, opts);
     return this.encodeBody(this.renderChat(messages, opts));
   }
 
   countChat(messages: ChatMessage[], opts: ChatOptions = {}): number {
+    if (contentAsText(opts)) return this.encodeContentAsText(messages, opts).length;
     const prompt = this.renderChat(messages, opts);
     this.checkSize(prompt, 'the rendered prompt');
     return this.cache ? this.encodeBody(prompt).length : this.impl.count(prompt);
@@ -363,6 +397,7 @@ export class PromptTokenizer {
    * The parts sum to `total`, which equals countChat. The rule is in src/accounting.ts.
    */
   countChatByMessage(messages: ChatMessage[], opts: ChatOptions = {}): ChatTokenBreakdown {
+    if (contentAsText(opts)) throw new PromptencError('E_ARGUMENT', "options.contentSpecialTokens 'text': countChatByMessage does not support it");
     const { template, ctx } = this.renderInputs(messages, opts);
     const prompt = template.render(ctx);
     const ids = this.encodeBody(prompt);
@@ -415,6 +450,10 @@ export class PromptTokenizer {
       if (addSpecialTokens !== false) extra = this.wrap.prefix.length + this.wrap.suffix.length;
     } else {
       const { addSpecialTokens: _a, splitSpecialTokens: _s, ...chat } = opts;
+      if (contentAsText(chat)) {
+        const n = this.countChat(input, chat);
+        return n <= limit ? n : false;
+      }
       text = this.renderChat(input, chat);
     }
     if (limit - extra < 0) return false;
@@ -442,6 +481,7 @@ export class PromptTokenizer {
    * See src/fit-chat.ts for the search and its cost.
    */
   fitChat(messages: ChatMessage[], opts: FitOptions): FitResult {
+    if (contentAsText(opts)) throw new PromptencError('E_ARGUMENT', "options.contentSpecialTokens 'text': fitChat does not support it");
     // The search reads the messages itself: it gets the guarded copy, the caller its own objects back.
     const plain = snapshotMessages(messages, 'messages') as ChatMessage[];
     const fit = fitChat(this, plain, opts);
@@ -495,6 +535,11 @@ export class PromptTokenizer {
  * files, create the backend, check the added-token ids against the backend's vocabulary, and
  * build the PromptTokenizer.
  */
+/** options.contentSpecialTokens is 'text' (checkChatOptions checks the value). */
+function contentAsText(opts: unknown): boolean {
+  return opts !== null && typeof opts === 'object' && (opts as ChatOptions).contentSpecialTokens === 'text';
+}
+
 export async function loadTokenizer(source: string, opts: LoadOptions = {}): Promise<PromptTokenizer> {
   checkOptions(opts, 'options');
   const choice = opts.backend ?? 'auto';

@@ -163,6 +163,13 @@ static void checkBatch() {
     enc.encode(reinterpret_cast<const uint8_t*>("abc ab<x>"), 9, ids);
     CHECK((ids == std::vector<uint32_t>{257, 32, 256, 258}));
   }
+  {
+    // encodeOrdinary: no added-token split, so "<x>" is encoded as the text it is (three byte tokens).
+    std::vector<uint32_t> ids;
+    EncodeState state;
+    enc.encodeOrdinary(reinterpret_cast<const uint8_t*>("abc ab<x>"), 9, ids, state);
+    CHECK((ids == std::vector<uint32_t>{257, 32, 256, '<', 'x', '>'}));
+  }
   StatePool pool;
   for (size_t threads : {1, 2, 3, 8, 300}) {
     CHECK(encodeBatch(enc, pool, texts, threads) == want);

@@ -256,6 +256,16 @@ void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, Enc
   }
 }
 
+void Encoder::encodeOrdinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& scratch) const {
+  if (n == 0) return;
+  const uint8_t* g = s;
+  if (nfc_ && nfcNormalize(g, n, scratch.normalized, scratch.nfcWork)) {
+    g = reinterpret_cast<const uint8_t*>(scratch.normalized.data());
+    n = scratch.normalized.size();
+  }
+  encodeText(g, 0, n, out, scratch);
+}
+
 // The marks of normalized=true tokens are offsets in the normalized gap; they are the
 // text's own offsets only when normalization left the gap unchanged (the caller knows).
 void Encoder::encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,

@@ -84,6 +84,9 @@ class Encoder {
   /// (transformers' `split_special_tokens=True`, llama.cpp's `parse_special: false`).
   void encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state, std::vector<AddedMark>* marks,
               bool splitSpecial) const;
+  /// The text with no added-token split at all, special or not: normalizer, pre-tokenizer and
+  /// model only (tiktoken's encode_ordinary). Caller text with contentSpecialTokens 'text'.
+  void encodeOrdinary(const uint8_t* s, size_t n, std::vector<uint32_t>& out, EncodeState& state) const;
 
   /// HF `decode` with a ByteLevel decoder; invalid UTF-8 becomes U+FFFD as in
   /// Rust's String::from_utf8_lossy. Unknown ids are skipped.

@@ -41,6 +41,7 @@ export function createJsBackend(init: BackendInit): Backend {
   mergeAcrossUnknownChars(init.tokenizerJson, tokenizer);
   const ids = exactAddedTokenSplit(init, libraryJson, tokenizer);
   const encode = (text: string, splitSpecialTokens = false): Uint32Array => Uint32Array.from(ids(text, splitSpecialTokens));
+  let ordinary: ((text: string) => Uint32Array) | undefined;
   const bytesOf = byteLevelBytes(init);
   const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
   return {
@@ -53,9 +54,24 @@ export function createJsBackend(init: BackendInit): Backend {
       return ids.length === 0 ? '' : tokenizer.decode(Array.from(ids), { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
     },
     ...(bytesOf && { decodeBytes: bytesOf }),
+    encodeOrdinary: (text) => (ordinary ??= ordinaryEncoder(init, libraryJson))(text),
     encodeAsync: async (text) => encode(text),
     encodeBatch: async (texts) => texts.map((t) => encode(t)),
     vocabulary: parsedVocabulary(init.tokenizerJson),
+  };
+}
+
+/**
+ * Backend.encodeOrdinary: a copy of the library's tokenizer with no added tokens (built on
+ * first use), under NFC with promptenc's own NFC (../nfc.ts) as the added-token path does.
+ */
+function ordinaryEncoder(init: BackendInit, libraryJson: TokenizerJson): (text: string) => Uint32Array {
+  const ownNfc = isNfcNormalizer(init.tokenizerJson.normalizer);
+  const lib = new (tokenizerClass())({ ...libraryJson, added_tokens: [], ...(ownNfc && { normalizer: null }) }, init.tokenizerConfig);
+  mergeAcrossUnknownChars(init.tokenizerJson, lib);
+  return (input) => {
+    const text = (input as unknown as WellFormed).isWellFormed() ? input : (input as unknown as WellFormed).toWellFormed();
+    return text.length === 0 ? new Uint32Array(0) : Uint32Array.from(lib.encode(ownNfc ? nfc(text) : text, { add_special_tokens: false }).ids);
   };
 }
 

@@ -47,6 +47,12 @@ export interface Backend {
    * splitSpecialTokens: special added tokens are read as text (HF's `encode_special_tokens`).
    */
   encode(text: string, splitSpecialTokens?: boolean): Uint32Array;
+  /**
+   * The text with no added-token split at all, special or not: normalizer, pre-tokenizer and
+   * model (tiktoken's encode_ordinary). encodeChat's contentSpecialTokens 'text' encodes the
+   * text between the template's own added tokens with it. Absent from an older native addon.
+   */
+  encodeOrdinary?(text: string): Uint32Array;
   /** Always equals encode(text).length; a backend may avoid building the array. */
   count(text: string): number;
   /**

@@ -16,6 +16,7 @@ interface ChatFlags extends ModelFlags {
   template?: string;
   kwargs?: string;
   normalize: NormalizeMode;
+  contentSpecialTokens: 'special' | 'text';
   generationPrompt: boolean;
   maxTokens?: string;
   format: 'json' | 'prompt' | 'ids' | 'count' | 'pretty' | 'breakdown';
@@ -78,6 +79,7 @@ export async function chatOptionsFromFlags(flags: ChatFlags, fileTools: unknown)
     chatTemplate: flags.template !== undefined ? await readTextFile(flags.template, '--template') : undefined,
     kwargs,
     normalize: flags.normalize,
+    ...(flags.contentSpecialTokens === 'text' && { contentSpecialTokens: 'text' as const }),
   };
 }
 
@@ -105,6 +107,14 @@ export function chatCommand(): Command {
       new Option('--normalize <mode>', 'messages as vLLM hands them to the template (vllm), or exactly as given, as transformers does (none)')
         .choices(['vllm', 'none'])
         .default('vllm'),
+    )
+    .addOption(
+      new Option(
+        '--content-special-tokens <mode>',
+        "special-token text in messages, tool results and arguments: control tokens, as transformers does (special), or plain text, only the template's own tokens special (text)",
+      )
+        .choices(['special', 'text'])
+        .default('special'),
     )
     .option('--no-generation-prompt', 'do not append the assistant generation prompt')
     .option('--max-tokens <n>', 'drop the oldest turns first so the prompt fits in N tokens')
@@ -160,8 +170,8 @@ async function renderConversation(tok: PromptTokenizer, flags: ChatFlags, given:
     process.stdout.write(prompt);
     return;
   }
-  // encodeChat semantics: the rendered prompt with no extra special tokens.
-  const ids = tok.encode(prompt, { addSpecialTokens: false });
+  // encodeChat semantics: the rendered prompt with no extra special tokens (with 'text', only the scaffolding's).
+  const ids = opts.contentSpecialTokens === 'text' ? tok.encodeChat(messages, opts) : tok.encode(prompt, { addSpecialTokens: false });
   switch (flags.format) {
     case 'count':
       writeOut(String(ids.length));

@@ -5,6 +5,7 @@ import { binop, cmp, neg, pos, type Run, type Scope } from './runtime.js';
 import { SyntaxErr } from './lexer.js';
 import { statementLine } from './lines.js';
 import { compileFor, compileMacro } from './compile-blocks.js';
+import { provBinop, provCallMethod, provCapture, provCmp, provFilter, provGetitem, provSlice, provTest, provWrite } from './provenance.js';
 import type { MemoLoops } from './loop.js';
 import { dictEntries, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
 
@@ -31,6 +32,8 @@ export interface CompileState {
   ids: number;
   /** The line Jinja2 names for an error in the statement being compiled (lines.ts); 0 outside one. */
   line?: number;
+  /** Compile for a provenance render (provenance.ts): what caller text flows through is routed there. */
+  prov?: boolean;
 }
 
 export function lookup(r: Run, s: Scope, name: string): unknown {
@@ -79,6 +82,7 @@ export function assign(r: Run, s: Scope, t: Target, v: unknown): void {
 }
 
 export function capture(r: Run, f: () => void): string {
+  if (r.spans !== null) return provCapture(r, f) as string;
   const saved = r.out;
   r.out = '';
   r.capture++;
@@ -112,6 +116,12 @@ function compileStmtAt(st: Stmt, cs: CompileState, line: number): CStmt {
     }
     case 'output': {
       const e = compileExpr(st.e, cs);
+      if (cs.prov)
+        return (r, s) => {
+          r.line = line;
+          provWrite(r, e(r, s));
+          return GO;
+        };
       return (r, s) => {
         r.line = line;
         const v = e(r, s);
@@ -159,7 +169,8 @@ function compileStmtAt(st: Stmt, cs: CompileState, line: number): CStmt {
         r.line = line;
         let v: unknown = capture(r, () => body(r, r.scope(s)));
         for (const f of filters) v = f(r, s, v);
-        r.write(str(v));
+        if (r.spans !== null) provWrite(r, v);
+        else r.write(str(v));
         return GO;
       };
     }
@@ -197,15 +208,13 @@ function compileStmtAt(st: Stmt, cs: CompileState, line: number): CStmt {
         r.line = line;
         const kw = new Map<string, unknown>(kwargs.map(([k, v]) => [k, v(r, s)]));
         kw.set('caller', makeCaller(r, s));
-        r.write(
-          str(
-            r.call(
-              fn(r, s),
-              args.map((a) => a(r, s)),
-              kw,
-            ),
-          ),
+        const out = r.call(
+          fn(r, s),
+          args.map((a) => a(r, s)),
+          kw,
         );
+        if (r.spans !== null) provWrite(r, out);
+        else r.write(str(out));
         return GO;
       };
     }
@@ -222,7 +231,7 @@ export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope)
 }
 
 export function compileFilterOn(f: Extract<Expr, { t: 'filter' }>, cs: CompileState): (r: Run, s: Scope, v: unknown) => unknown {
-  const known = FILTERS[f.name];
+  const known = cs.prov ? provFilter(f.name) : FILTERS[f.name];
   if (known === undefined && !cs.soft) throw new SyntaxErr(`No filter named '${f.name}'.`, f.line);
   const name = f.name;
   const fn: NonNullable<typeof known> = known ?? (() => fail(`No filter named '${name}'.`));
@@ -294,17 +303,19 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
         };
       }
       const obj = compileExpr(e.obj, cs);
+      const item = cs.prov ? provGetitem : getitem;
       return (r, s) => {
         const o = obj(r, s);
         const k = key(r, s);
         if (o instanceof Namespace && typeof k === 'string') return k.charCodeAt(0) === 95 ? undefined : nsGet(r, o, k);
-        return getitem(o, k);
+        return item(o, k);
       };
     }
     case 'slice': {
       const obj = compileExpr(e.obj, cs);
       const parts = [e.start, e.stop, e.step].map((x) => (x ? compileExpr(x, cs) : null));
-      return (r, s) => slice(obj(r, s), parts[0] ? parts[0](r, s) : null, parts[1] ? parts[1](r, s) : null, parts[2] ? parts[2](r, s) : null);
+      const cut = cs.prov ? provSlice : slice;
+      return (r, s) => cut(obj(r, s), parts[0] ? parts[0](r, s) : null, parts[1] ? parts[1](r, s) : null, parts[2] ? parts[2](r, s) : null);
     }
     case 'call': {
       if (e.star || e.dstar) return compileSpreadCall(e, cs);
@@ -322,6 +333,15 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
               nsGet(r, o, name),
               args.map((a) => a(r, s)),
               kwmap(kwargs, r, s),
+            );
+          if (cs.prov)
+            return provCallMethod(
+              r,
+              o,
+              name,
+              args.map((a) => a(r, s)),
+              kwmap(kwargs, r, s),
+              (f, a, k) => r.call(f, a, k),
             );
           return callMethod(
             o,
@@ -360,7 +380,8 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const known = TESTS[e.name];
       if (known === undefined && !cs.soft) throw new SyntaxErr(`No test named '${e.name}'.`, e.line);
       const tname = e.name;
-      const t: NonNullable<typeof known> = known ?? (() => fail(`No test named '${tname}'.`));
+      const found: NonNullable<typeof known> = known ?? (() => fail(`No test named '${tname}'.`));
+      const t = cs.prov ? provTest(found) : found;
       const arg = compileExpr(e.arg, cs);
       const args = e.args.map((a) => compileExpr(a, cs));
       const negated = e.negated;
@@ -379,6 +400,13 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const right = compileExpr(e.right, cs);
       const op = e.op;
       const line = cs.line || e.line;
+      if (cs.prov)
+        return (r, s) => {
+          const a = left(r, s);
+          const b = right(r, s);
+          r.line = line;
+          return provBinop(r, op, a, b);
+        };
       if (op === '~')
         return (r, s) => {
           const a = left(r, s);
@@ -468,6 +496,17 @@ function compileCompare(e: Extract<Expr, { t: 'compare' }>, cs: CompileState): C
   const first = compileExpr(e.first, cs);
   const ops = e.ops.map(([op, x]) => [op, compileExpr(x, cs)] as const);
   const line = cs.line || e.line;
+  if (cs.prov)
+    return (r, s) => {
+      let a = first(r, s);
+      for (const [op, x] of ops) {
+        const b = x(r, s);
+        r.line = line;
+        if (!provCmp(op, a, b)) return false;
+        a = b;
+      }
+      return true;
+    };
   if (ops.length === 1) {
     const [op, right] = ops[0]!;
     const nsl = nsOperand(e.first, cs);

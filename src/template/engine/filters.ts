@@ -44,6 +44,7 @@ import {
   tuple,
   typeName,
   unmark,
+  ProvStr,
 } from './values.js';
 
 /**
@@ -84,6 +85,8 @@ function toList(v: unknown): unknown[] {
 }
 
 function sortKey(v: unknown, caseSensitive: boolean): unknown {
+  // Caller text (a provenance render's ProvStr) is compared by its plain text.
+  if (v instanceof ProvStr) return caseSensitive ? v.s : v.s.toLowerCase();
   return !caseSensitive && typeof v === 'string' ? v.toLowerCase() : v;
 }
 

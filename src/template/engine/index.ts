@@ -6,7 +6,8 @@ import { SyntaxErr } from './lexer.js';
 import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
 import { DEFAULT_LIMITS, Run, Scope, type TemplateLimits } from './runtime.js';
-import { dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
+import { ProvRun } from './provenance.js';
+import { ContentUnsafeError, ProvStr, dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
 
 export type { TemplateLimits } from './runtime.js';
 export { DEFAULT_LIMITS } from './runtime.js';
@@ -34,6 +35,17 @@ export interface CompiledTemplate {
 
 export interface CompileOptions {
   limits?: TemplateLimits;
+  /**
+   * Compile for renderProvenance (provenance.ts): the render also tells which output
+   * characters came from caller text. Such an Engine renders only that way.
+   */
+  provenance?: boolean;
+}
+
+/** A render with provenance: `spans` are the [start, end) UTF-16 offsets of caller text in `text`. */
+export interface ProvenanceResult {
+  text: string;
+  spans: number[];
 }
 
 /** What ChatTemplate (render.ts) passes for one render. */
@@ -137,7 +149,8 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
     new PyCallable(
       'raise_exception',
       (a) => {
-        throw new RaisedError(String(a[0] ?? ''));
+        // Caller text in the message is not output: its plain text (a provenance render).
+        throw new RaisedError(String(a[0] instanceof ProvStr ? a[0].s : (a[0] ?? '')));
       },
       'global:raise_exception',
     ),
@@ -188,6 +201,7 @@ export class Engine implements CompiledTemplate {
   private readonly limits: Required<TemplateLimits>;
   /** Some loop is a top-level loop over `messages` (an incremental render can reuse it). */
   readonly incremental: boolean;
+  private readonly provenance: boolean;
 
   constructor(
     readonly source: string,
@@ -195,7 +209,8 @@ export class Engine implements CompiledTemplate {
   ) {
     this.limits = resolveLimits(options.limits);
     let ast: Stmt[];
-    const cs: CompileState = { nested: 0, soft: false, memo: memoLoops, ids: 0 };
+    this.provenance = options.provenance === true;
+    const cs: CompileState = { nested: 0, soft: false, memo: memoLoops, ids: 0, prov: this.provenance };
     try {
       ast = parse(source, this.limits.maxDepth);
       this.body = compileBody(ast, cs);
@@ -209,8 +224,24 @@ export class Engine implements CompiledTemplate {
     return this.renderWith(context, {}).text;
   }
 
+  /**
+   * Render with provenance (an Engine compiled with `provenance: true`): caller text in
+   * `context` is given as provenance.ts content() values; an operation on it that cannot keep
+   * track of its characters throws E_CONTENT_UNSAFE.
+   */
+  renderProvenance(context: Record<string, unknown>, opts: Pick<RenderOptions, 'now'> = {}): ProvenanceResult {
+    if (!this.provenance) throw new PromptencError('E_ARGUMENT', 'renderProvenance: the template was not compiled with provenance: true');
+    const r = new ProvRun(this.limits);
+    const text = this.run(r, context, opts).text;
+    return { text, spans: r.spans! };
+  }
+
   renderWith(context: Record<string, unknown>, opts: RenderOptions): RenderResult {
-    const r = new Run(this.limits);
+    if (this.provenance) throw new PromptencError('E_ARGUMENT', 'render: a template compiled with provenance: true renders with renderProvenance');
+    return this.run(new Run(this.limits), context, opts);
+  }
+
+  private run(r: Run, context: Record<string, unknown>, opts: RenderOptions): RenderResult {
     const root = new Scope(null, 0);
     for (const [k, v] of globals(r, opts.now ?? (() => new Date()))) root.vars.set(k, v);
     for (const k of Object.keys(context)) root.vars.set(k, context[k]);
@@ -243,6 +274,8 @@ export class Engine implements CompiledTemplate {
     if (err instanceof PromptencError) return err;
     const at = line > 0 ? ` (template line ${line}${lineOf(this.source, line)})` : '';
     const opts = line > 0 ? { cause: err, templateLine: line } : { cause: err };
+    if (err instanceof ContentUnsafeError)
+      return new PromptencError('E_CONTENT_UNSAFE', `chat template ${what} with contentSpecialTokens 'text': ${err.message}${at}`, opts);
     // raise_exception's message is the template's own, kept as it is (callers show it); its line is in templateLine.
     if (err instanceof RaisedError) return new PromptencError('E_TEMPLATE', `chat template raised: ${err.message}`, opts);
     if (err instanceof LimitError) return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: ${err.message}${at}`, opts);

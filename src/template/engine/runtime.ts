@@ -71,6 +71,8 @@ export class Run implements FilterHost {
   scopes = 2;
   namespaces = 0;
   rec: Recorder | null = null;
+  /** Provenance renders only (provenance.ts ProvRun): the output's [start, end) offsets of caller text. */
+  spans: number[] | null = null;
   /** Incremental renders: the session's memo, and the context's messages list (the loops it applies to). */
   memo: EngineMemo | null = null;
   messagesList: unknown[] | null = null;

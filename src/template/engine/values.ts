@@ -156,6 +156,33 @@ export function bytesRepr(b: Uint8Array): string {
   return out + q;
 }
 
+/**
+ * A str some of whose characters came from the caller's text (message content, tool results,
+ * reasoning, tool-call arguments): only in renders that track provenance (provenance.ts, for
+ * contentSpecialTokens 'text'). `spans` are [start, end) pairs of UTF-16 offsets into `s`,
+ * sorted, disjoint, non-empty; there is at least one, so `s` is never empty (an operation
+ * whose result has no such character returns a plain string, and truthiness is PyObject's).
+ * Code that does not know this class cannot read its text: toString throws, so an operation
+ * provenance.ts does not follow refuses (E_CONTENT_UNSAFE) rather than losing the marks.
+ */
+export class ProvStr extends PyObject {
+  constructor(
+    readonly s: string,
+    readonly spans: readonly number[],
+  ) {
+    super();
+  }
+  override toString(): string {
+    throw new ContentUnsafeError('an operation on message text that cannot keep track of which characters came from it');
+  }
+  attr(name: string): never {
+    throw new ContentUnsafeError(`the attribute '${name}' of message text`);
+  }
+}
+
+/** An operation on caller text whose provenance cannot be followed (provenance.ts). */
+export class ContentUnsafeError extends Error {}
+
 /** An error a template's evaluation raised (Python's TypeError, UndefinedError, ...). */
 export class TemplateError extends Error {}
 /** A limit was reached. */
@@ -208,7 +235,7 @@ export function typeName(v: unknown): string {
   if (typeof v === 'boolean') return 'bool';
   if (isInt(v)) return 'int';
   if (isFloat(v)) return 'float';
-  if (typeof v === 'string') return 'str';
+  if (typeof v === 'string' || v instanceof ProvStr) return 'str';
   if (v instanceof PyTuple) return 'tuple';
   if (Array.isArray(v)) return 'list';
   if (v instanceof Namespace) return 'Namespace';
@@ -377,10 +404,15 @@ export function str(v: unknown): string {
 /** Python `==`. */
 export function eq(a: unknown, b: unknown, depth = 0): boolean {
   if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
-  // A Markup equals its text (checked only where a str or Markup is involved: off the hot path).
-  if (typeof a === 'string' || typeof b === 'string') return a instanceof Markup ? a.s === b : b instanceof Markup ? a === b.s : false;
-  if (a instanceof Markup) return b instanceof Markup && a.s === b.s;
-  if (b instanceof Markup) return false;
+  // A str subclass (Markup, or ProvStr in provenance renders) equals a str of the same text
+  // (checked only where one is involved: off the hot path).
+  if (typeof a === 'string' || typeof b === 'string') {
+    const x = a instanceof Markup || a instanceof ProvStr ? a.s : a;
+    const y = b instanceof Markup || b instanceof ProvStr ? b.s : b;
+    return typeof x === 'string' && x === y;
+  }
+  if (a instanceof Markup || a instanceof ProvStr) return (b instanceof Markup || b instanceof ProvStr) && a.s === b.s;
+  if (b instanceof Markup || b instanceof ProvStr) return false;
   if (a === undefined || b === undefined) return false;
   if (a === null || b === null) return false;
   const an = typeof a === 'number' || typeof a === 'boolean' || typeof a === 'bigint' || a instanceof PyFloat;
@@ -426,6 +458,8 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 export function compare(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
   if (a instanceof Markup || b instanceof Markup) return compare(unmark(a), unmark(b));
+  if (a instanceof ProvStr) return compare(a.s, b);
+  if (b instanceof ProvStr) return compare(a, b.s);
   if (isNumber(a) || typeof a === 'boolean') {
     if (isNumber(b) || typeof b === 'boolean') {
       if (typeof a === 'bigint' || typeof b === 'bigint') {
@@ -453,6 +487,7 @@ export function iterate(v: unknown): readonly unknown[] {
   if (Array.isArray(v)) return v;
   if (typeof v === 'string') return Array.from(v);
   if (v === undefined) return [];
+  if (v instanceof ProvStr) throw new ContentUnsafeError('iterating over the characters of message text');
   if (v instanceof Range) return v.materialize();
   if (v instanceof PyView) return v.items;
   if (v instanceof PyIter) return v.take();
@@ -521,6 +556,7 @@ export function length(v: unknown): number {
   }
   if (Array.isArray(v)) return v.length;
   if (v === undefined) return 0;
+  if (v instanceof ProvStr) return length(v.s);
   if (v instanceof Range) return v.length;
   if (v instanceof PyView) return v.items.length;
   if (v instanceof PyBytes) return v.b.length;
