@@ -10,13 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, type ChatMessage, type PromptTokenizer } from '../src/index.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { SLOW_TEMPLATE } from './helpers/slow-template.js';
 
-/**
- * A template that runs far past --job-timeout (about 18 s here) within the template limits
- * (240,000 iterations of the default 1,000,000; range() within Jinja2's MAX_RANGE): each
- * iteration scans a 4 MB string.
- */
-const endless = "{% set s = 'x' * 4000000 %}{% for i in range(240) %}{% for j in range(1000) %}{% if s.find('y') > 0 %}.{% endif %}{% endfor %}{% endfor %}";
+const endless = SLOW_TEMPLATE;
 const system = { role: 'system', content: 'Shared agent instructions. '.repeat(300) } as ChatMessage;
 let qwen: PromptTokenizer;
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './helpers/server.js';
+import { SLOW_TEMPLATE } from './helpers/slow-template.js';
 
 let server: TestServer;
 
@@ -164,8 +165,15 @@ describe('limits', () => {
     expect(r.body.error.code).toBe('E_ROUTE_NOT_FOUND');
   });
 
+  it('a template that loops past the iteration limit is stopped by the engine: 400 E_TEMPLATE_LIMIT', async () => {
+    const loops = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+    const r = await server.post('/apply-template', { messages: USER, chat_template: loops });
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe('E_TEMPLATE_LIMIT');
+  });
+
   it('a template that never ends is stopped at --job-timeout: 400 E_LIMIT, and the thread is replaced', async () => {
-    const endless = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+    const endless = SLOW_TEMPLATE;
     const t0 = Date.now();
     const r = await server.post('/apply-template', { messages: USER, chat_template: endless });
     expect(r.status).toBe(400);
