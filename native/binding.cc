@@ -636,7 +636,7 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
 }
 
 /// The binding's interface version; native.ts refuses an addon with another one.
-constexpr uint32_t kAbiVersion = 2;
+constexpr uint32_t kAbiVersion = 3;
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // The Encoder class stays out of exports: createEncoder makes its objects. Per env, so

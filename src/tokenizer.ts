@@ -322,12 +322,7 @@ export class PromptTokenizer {
     this.checkSize(text, 'the rendered prompt');
     checkProvenanceTokenizer(this.json);
     const impl = this.impl;
-    if (impl.encodeOrdinary === undefined)
-      throw new PromptencError(
-        'E_NATIVE_UNSUPPORTED',
-        "options.contentSpecialTokens 'text': this native addon predates it; rebuild it (npm run build:native) or load with backend: 'js'",
-      );
-    return encodeSegments(provenanceSegments(text, spans, this.scanner), (t) => impl.encodeOrdinary!(t));
+    return encodeSegments(provenanceSegments(text, spans, this.scanner), (t) => impl.encodeOrdinary(t));
   }
 
   /** @internal sessions: renderChat reusing `memo` (see ChatTemplate.renderIncremental). */

@@ -41,7 +41,7 @@ const PRE_TOKENIZER_KINDS: readonly PreTokenizerKind[] = ['Gpt2', 'Cl100k', 'Qwe
 const NORMALIZER_KINDS: readonly NormalizerKind[] = ['None', 'Nfc'];
 
 /** The binding's interface version (native/binding.cc kAbiVersion); an addon built from other sources is refused at load. */
-const ABI_VERSION = 2;
+const ABI_VERSION = 3;
 
 // The exact regex strings of the recognised families live in ../families.ts (shared with sessions).
 
@@ -52,8 +52,8 @@ const ABI_VERSION = 2;
  */
 interface NativeEncoder {
   encode(text: string, splitSpecialTokens?: boolean): number | Uint32Array;
-  /** No added-token split at all (Backend.encodeOrdinary); absent in an addon built before it. */
-  encodeOrdinary?(text: string): number | Uint32Array;
+  /** No added-token split at all (Backend.encodeOrdinary). */
+  encodeOrdinary(text: string): number | Uint32Array;
   /** encode that also fills sharedMarks() with [count, (start, end, after) per added token] */
   encodeMarked(text: string): number | Uint32Array;
   sharedIds(): Uint32Array;
@@ -493,15 +493,13 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
         throw nativeError(err);
       }
     },
-    ...(typeof core.encodeOrdinary === 'function' && {
-      encodeOrdinary(text: string): Uint32Array {
-        try {
-          return idsOf(core.encodeOrdinary!(text));
-        } catch (err) {
-          throw nativeError(err);
-        }
-      },
-    }),
+    encodeOrdinary(text: string): Uint32Array {
+      try {
+        return idsOf(core.encodeOrdinary(text));
+      } catch (err) {
+        throw nativeError(err);
+      }
+    },
     encodeMarked(text: string): { ids: Uint32Array; marks: Uint32Array | undefined } {
       let ids: Uint32Array;
       try {

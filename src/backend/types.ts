@@ -50,9 +50,9 @@ export interface Backend {
   /**
    * The text with no added-token split at all, special or not: normalizer, pre-tokenizer and
    * model (tiktoken's encode_ordinary). encodeChat's contentSpecialTokens 'text' encodes the
-   * text between the template's own added tokens with it. Absent from an older native addon.
+   * text between the template's own added tokens with it.
    */
-  encodeOrdinary?(text: string): Uint32Array;
+  encodeOrdinary(text: string): Uint32Array;
   /** Always equals encode(text).length; a backend may avoid building the array. */
   count(text: string): number;
   /**
