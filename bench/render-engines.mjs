@@ -1,4 +1,4 @@
-// bench/render.mjs, question 2 (issue 15): our engine (src/template/engine) vs @huggingface/jinja
+// bench/render.mjs (issue 15): our engine (src/template/engine) vs @huggingface/jinja
 // (the library itself: new Template(source).render(context); it has raise_exception and
 // strftime_now built in) vs
 // Python Jinja2 configured as transformers configures it (test/helpers/jinja2_oracle.py; timed

@@ -1,5 +1,5 @@
 import type { MacroArg, Stmt } from './ast.js';
-import { assign, BREAK, capture, type CompileState, type CStmt, compileBody, compileExpr, GO } from './compile.js';
+import { assign, BREAK, capture, captureBody, type CompileState, type CStmt, compileBody, compileExpr, GO } from './compile.js';
 import { LoopState } from './loop.js';
 import type { Run, Scope } from './runtime.js';
 import { fail, iterate, LimitError, PyCallable, Range, truthy, tuple } from './values.js';
@@ -37,13 +37,11 @@ export function compileMacro(name: string, params: MacroArg[], bodyStmts: Stmt[]
         const saved = r.line;
         try {
           const s = r.scope(closure);
-          const extra: unknown[] = [];
-          for (let i = 0; i < args.length; i++) {
-            if (i < names.length) s.vars.set(names[i]!, args[i]);
-            else extra.push(args[i]);
-          }
-          if (extra.length > 0 && !takesVarargs) fail(`macro '${name}' takes not more than ${names.length} argument(s)`);
-          const kw = new Map<string, unknown>();
+          const bound = Math.min(args.length, names.length);
+          for (let i = 0; i < bound; i++) s.vars.set(names[i]!, args[i]);
+          if (args.length > names.length && !takesVarargs) fail(`macro '${name}' takes not more than ${names.length} argument(s)`);
+          // varargs and kwargs are built only for a body that reads them (nothing else can see them).
+          const kw = takesKwargs ? new Map<string, unknown>() : null;
           if (kwargs)
             for (const [k, v] of kwargs) {
               if (k === 'caller') {
@@ -53,7 +51,7 @@ export function compileMacro(name: string, params: MacroArg[], bodyStmts: Stmt[]
                 if (names.indexOf(k) < args.length) fail(`macro '${name}' got multiple values for argument '${k}'`);
                 s.vars.set(k, v);
               } else if (!takesKwargs) fail(`macro '${name}' takes no keyword argument '${k}'`);
-              else kw.set(k, v);
+              else kw!.set(k, v);
             }
           if (takesCaller && !s.vars.has('caller')) s.vars.set('caller', undefined);
           for (let i = args.length; i < names.length; i++) {
@@ -61,9 +59,9 @@ export function compileMacro(name: string, params: MacroArg[], bodyStmts: Stmt[]
             const d = defaults[i];
             s.vars.set(names[i]!, d ? d(r, s) : undefined);
           }
-          s.vars.set('varargs', tuple(extra));
-          s.vars.set('kwargs', kw);
-          const out = capture(r, () => body(r, s));
+          if (takesVarargs) s.vars.set('varargs', tuple(args.slice(names.length)));
+          if (kw !== null) s.vars.set('kwargs', kw);
+          const out = captureBody(r, body, s);
           r.line = saved;
           return out;
         } finally {

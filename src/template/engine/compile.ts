@@ -95,6 +95,21 @@ export function capture(r: Run, f: () => void): string {
   }
 }
 
+/** capture(r, () => body(r, s)) without the closure (macro calls). */
+export function captureBody(r: Run, body: CStmt, s: Scope): string {
+  if (r.spans !== null) return provCapture(r, () => body(r, s)) as string;
+  const saved = r.out;
+  r.out = '';
+  r.capture++;
+  try {
+    body(r, s);
+    return r.out;
+  } finally {
+    r.capture--;
+    r.out = saved;
+  }
+}
+
 function compileStmt(st: Stmt, cs: CompileState): CStmt {
   const outer = cs.line;
   cs.line = st.t === 'output' ? statementLine(st.e) : st.line;
@@ -223,6 +238,20 @@ function compileStmtAt(st: Stmt, cs: CompileState, line: number): CStmt {
   }
 }
 
+/**
+ * The argument list of a call with no positional arguments: shared, so a zero-argument filter,
+ * test or method call allocates nothing. Callees only read their argument arrays.
+ */
+const NO_ARGS: unknown[] = [];
+
+/** Evaluates compiled arguments; the shared empty list when there are none. */
+function argList(args: CExpr[], r: Run, s: Scope): unknown[] {
+  if (args.length === 0) return NO_ARGS;
+  const a = new Array<unknown>(args.length);
+  for (let i = 0; i < args.length; i++) a[i] = args[i]!(r, s);
+  return a;
+}
+
 export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope): Kw {
   if (kwargs.length === 0) return null;
   const m = new Map<string, unknown>();
@@ -238,15 +267,10 @@ export function compileFilterOn(f: Extract<Expr, { t: 'filter' }>, cs: CompileSt
   const args = f.args.map((a) => compileExpr(a, cs));
   const kwargs = f.kwargs.map(([k, v]) => [k, compileExpr(v, cs)] as const);
   const line = cs.line || f.line;
-  if (args.length === 0 && kwargs.length === 0) return (r, _s, v) => fn(r, v, [], null);
+  if (args.length === 0 && kwargs.length === 0) return (r, _s, v) => fn(r, v, NO_ARGS, null);
   return (r, s, v) => {
     r.line = line;
-    return fn(
-      r,
-      v,
-      args.map((a) => a(r, s)),
-      kwmap(kwargs, r, s),
-    );
+    return fn(r, v, argList(args, r, s), kwmap(kwargs, r, s));
   };
 }
 
@@ -328,39 +352,16 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
         return (r, s) => {
           const o = obj(r, s);
           r.line = line;
-          if (o instanceof Namespace)
-            return r.call(
-              nsGet(r, o, name),
-              args.map((a) => a(r, s)),
-              kwmap(kwargs, r, s),
-            );
-          if (cs.prov)
-            return provCallMethod(
-              r,
-              o,
-              name,
-              args.map((a) => a(r, s)),
-              kwmap(kwargs, r, s),
-              (f, a, k) => r.call(f, a, k),
-            );
-          return callMethod(
-            o,
-            name,
-            args.map((a) => a(r, s)),
-            kwmap(kwargs, r, s),
-            (f, a, k) => r.call(f, a, k),
-          );
+          if (o instanceof Namespace) return r.call(nsGet(r, o, name), argList(args, r, s), kwmap(kwargs, r, s));
+          if (cs.prov) return provCallMethod(r, o, name, argList(args, r, s), kwmap(kwargs, r, s), r.callFn);
+          return callMethod(o, name, argList(args, r, s), kwmap(kwargs, r, s), r.callFn);
         };
       }
       const fn = compileExpr(e.fn, cs);
       return (r, s) => {
         const f = fn(r, s);
         r.line = line;
-        return r.call(
-          f,
-          args.map((a) => a(r, s)),
-          kwmap(kwargs, r, s),
-        );
+        return r.call(f, argList(args, r, s), kwmap(kwargs, r, s));
       };
     }
     case 'filter': {
@@ -387,11 +388,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const negated = e.negated;
       return (r, s) => {
         const v = arg(r, s);
-        const res = t(
-          r,
-          v,
-          args.map((a) => a(r, s)),
-        );
+        const res = t(r, v, argList(args, r, s));
         return negated ? !res : res;
       };
     }

@@ -41,13 +41,24 @@ const DICT_UNSAFE = new Set(['pop', 'popitem', 'setdefault', 'update', 'clear'])
 const LIST_METHODS = new Set(['index', 'count', 'copy']);
 const LIST_UNSAFE = new Set(['append', 'extend', 'insert', 'pop', 'remove', 'reverse', 'sort', 'clear']);
 
+function pair(k: unknown, v: unknown): PyTuple {
+  const t = new PyTuple();
+  t.push(k, v);
+  return t;
+}
+
 function dictMethod(d: Record<string, unknown> | Map<unknown, unknown>, name: string, a: unknown[]): unknown {
   switch (name) {
-    case 'items':
-      return new PyView(
-        dictEntries(d).map(([k, v]) => tuple([k, v])),
-        'dict_items',
-      );
+    case 'items': {
+      // The pairs are built directly (no [k, v] array per entry to copy): `for k, v in x.items()` is hot.
+      const items: PyTuple[] = [];
+      if (d instanceof Map)
+        d.forEach((v, k) => {
+          items.push(pair(k, v));
+        });
+      else for (const k of Object.keys(d)) items.push(pair(k, d[k]));
+      return new PyView(items, 'dict_items');
+    }
     case 'keys':
       return new PyView(dictKeys(d), 'dict_keys');
     case 'values':

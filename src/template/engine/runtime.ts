@@ -81,6 +81,8 @@ export class Run implements FilterHost {
   readonly maxOutput: number;
   readonly maxIterations: number;
   readonly maxDepth: number;
+  /** `call` bound once per render: method calls pass it on without allocating a closure each. */
+  readonly callFn = (fn: unknown, args: unknown[], kwargs: Kw): unknown => this.call(fn, args, kwargs);
 
   constructor(limits: Required<TemplateLimits>) {
     this.maxOutput = limits.maxOutput;
