@@ -30,7 +30,7 @@ interface Entry {
  * `messages` messages: this store's id copy and the session's own id buffer, the prompt text,
  * the request's messages it keeps (about their text again), and the render memo, about 4.5 KB a
  * message; plus a session's fixed cost (~30 KB). Fitted to heap + external growth on Qwen3 with
- * 1 to 390 messages (test/review-sessions.test.ts); the first estimate, 12 * tokens + 4 * chars +
+ * 1 to 390 messages (test/server-prefix-cache.test.ts); the first estimate, 12 * tokens + 4 * chars +
  * 4096, was 3.5-7x low, so the budget let the sessions grow well past --session-memory.
  */
 function estimateBytes(tokens: number, chars: number, messages: number): number {

@@ -1,5 +1,5 @@
 /**
- * Review of prefix recognition without session_id (src/server/sessions.ts): the store's byte
+ * Prefix recognition without session_id (src/server/sessions.ts): the store's byte
  * counter and keys. Expected ids come from the library's own full encodeChat, which the parity
  * tests tie to the oracle; the counters are checked against the entries the store holds.
  */

@@ -1,5 +1,5 @@
 /**
- * Review of the worker pool (src/server/pool.ts) and of the routing of large bodies without a
+ * The worker pool (src/server/pool.ts) and the routing of large bodies without a
  * session_id (src/server/app.ts routeKey):
  * - a request queued behind one stopped at --job-timeout runs on the replacement thread (it was
  *   handed to the thread being terminated, then failed with E_LIMIT a timeout later);

@@ -1,5 +1,5 @@
 /**
- * Review of encode(text, { splitSpecialTokens: true }) (transformers' split_special_tokens, the
+ * encode(text, { splitSpecialTokens: true }) (transformers' split_special_tokens, the
  * Rust tokenizer's encode_special_tokens) on the paths around it: NFC composing across a special
  * token's text (Qwen3), the segment cache, PromptSession, and the CLI's --jsonl.
  *
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, PromptencError } from '../src/index.js';
 import { modelPath } from './helpers/oracle.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'promptenc-review-split-'));
+const dir = mkdtempSync(join(tmpdir(), 'promptenc-split-edges-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const qwenPath = modelPath('qwen3');

@@ -1,5 +1,5 @@
 /**
- * Review of tiktoken rank-file loading (src/tiktoken-model.ts): hostile files must be refused
+ * Tiktoken rank-file loading (src/tiktoken-model.ts): hostile files must be refused
  * or loaded in bounded time, and loaded ones give tiktoken's own ids (npm `tiktoken` is the
  * oracle: `new Tiktoken(ranks, specials, pattern).encode(text, 'all')`).
  */
@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CL100K_REGEX } from '../src/families.js';
 import { loadTokenizer, PromptencError } from '../src/index.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'promptenc-review-ranks-'));
+const dir = mkdtempSync(join(tmpdir(), 'promptenc-hostile-ranks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
