@@ -26,6 +26,7 @@ import { readTokenizerFiles } from '../src/load.js';
 import { Engine } from '../src/template/engine/index.js';
 import { content } from '../src/template/engine/provenance.js';
 import { agentCases, THINKING_VARIANTS } from './helpers/agent-conversations.js';
+import { mulberry32 as rng } from './helpers/template-grammar.js';
 import { GLM_ADDED_TOKENS } from '../bench/helpers/glm-tokenizer.mjs';
 import { modelPath } from './helpers/oracle.js';
 import { HAVE_PYTHON_JINJA, pyRender } from './helpers/py-render.js';
@@ -540,18 +541,6 @@ describe.skipIf(!TEMPLATES)('provenance never changes what a real template print
     });
   }
 });
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('random conversations with special-token text in every caller field', () => {
   const models: Array<['qwen3' | 'deepseek-v3' | 'llama3', string[]]> = [
