@@ -15,8 +15,10 @@ import {
 } from './filters-text.js';
 import { escapeMarkup, htmlEscape, markupBinop } from './markup.js';
 import { getattr, getitem, pyStrip } from './methods.js';
+import { pyReplace } from './str-methods.js';
 import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
+  boundItems,
   compare,
   dictEntries,
   eq,
@@ -238,10 +240,16 @@ export const FILTERS: Record<string, Filter> = {
     const n = num(a[0]);
     const items = toList(v);
     const out: unknown[][] = [];
-    for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
-    if (a.length > 1 && out.length && out[out.length - 1]!.length < n) {
+    // do_batch yields the batch before adding an item when the batch holds `linecount` items: so
+    // linecount 0 yields an empty batch first, and a negative one never ends a batch.
+    if (n === 0 && items.length) out.push([]);
+    const step = n > 0 ? n : Infinity;
+    for (let i = 0; i < items.length; i += step) out.push(items.slice(i, i + step));
+    const fill = a[1];
+    if (fill !== undefined && fill !== null && out.length && out[out.length - 1]!.length < n) {
       const last = out[out.length - 1]!;
-      while (last.length < n) last.push(a[1]);
+      boundItems(n);
+      while (last.length < n) last.push(fill);
     }
     return gen(out);
   },
@@ -314,27 +322,8 @@ export const FILTERS: Record<string, Filter> = {
   },
   reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
   rejectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, false)),
-  replace: (h, v, a, k) => {
-    const s = str(v);
-    const old = str(a[0]);
-    const neu = str(a[1]);
-    const count = arg(a, k, 2, 'count', null);
-    if (count === null) {
-      if (old === '') return Array.from(s).reduce((acc, ch) => acc + ch + neu, neu);
-      const parts = s.split(old);
-      h.checkSize(s.length + (parts.length - 1) * neu.length);
-      return parts.join(neu);
-    }
-    let out = '';
-    let rest = s;
-    for (let i = 0; i < num(count); i++) {
-      const at = rest.indexOf(old);
-      if (at < 0) break;
-      out += rest.slice(0, at) + neu;
-      rest = rest.slice(at + old.length);
-    }
-    return out + rest;
-  },
+  // do_replace: str(s).replace(str(old), str(new), count), count None meaning all.
+  replace: (_h, v, a, k) => pyReplace(str(v), str(a[0]), str(a[1]), arg(a, k, 2, 'count', null) ?? undefined),
   reverse: (_h, m) => {
     const v = unmark(m);
     return keep(m, reverseOf(v));
@@ -346,6 +335,7 @@ export const FILTERS: Record<string, Filter> = {
   slice: (_h, v, a) => {
     const items = toList(v);
     const n = num(a[0]);
+    boundItems(n);
     const per = Math.floor(items.length / n);
     const extra = items.length % n;
     const out: unknown[][] = [];
@@ -381,11 +371,16 @@ export const FILTERS: Record<string, Filter> = {
   striptags: (_h, v) => striptags(str(v)),
   sum: (_h, v, a, k) => {
     const attr = arg(a, k, 0, 'attribute', null);
-    let total: unknown = arg(a, k, 1, 'start', 0);
+    const start = arg(a, k, 1, 'start', 0);
+    let total: unknown = start;
     for (const x of iterate(v)) {
       const y = attr === null ? x : attrPath(x, attr);
-      if (Array.isArray(total) && Array.isArray(y)) total = [...total, ...y];
-      else total = isFloat(total) || isFloat(y) ? float(num(total) + num(y)) : num(total) + num(y);
+      if (Array.isArray(total) && Array.isArray(y)) {
+        // Python's list + list builds a new list each time; appending to a copy is the same value, in linear time.
+        boundItems(total.length + y.length);
+        if (total === start) total = [...total];
+        for (const z of y) (total as unknown[]).push(z);
+      } else total = isFloat(total) || isFloat(y) ? float(num(total) + num(y)) : num(total) + num(y);
     }
     return total;
   },

@@ -1,5 +1,5 @@
 import { pythonFloatRepr, pythonJsonString } from '../pyjson.js';
-import { dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
+import { boundSize, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
 
 export interface DumpsOptions {
   indent: number | string | null;
@@ -18,6 +18,7 @@ const MAX_DEPTH = 1000;
  * (int/float to their text, True to "true", None to "null"). Undefined is not serialisable.
  */
 export function dumps(v: unknown, o: DumpsOptions): string {
+  if (typeof o.indent === 'number') boundSize(o.indent);
   const indent = o.indent === null ? null : typeof o.indent === 'number' ? ' '.repeat(Math.max(0, o.indent)) : o.indent;
   const [itemSep, keySep] = o.separators ?? (indent !== null ? [',', ': '] : [', ', ': ']);
   const stack: unknown[] = [];
@@ -46,6 +47,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (stack.includes(x)) throw new TemplateError('cyclic data: Circular reference detected');
     if (depth >= MAX_DEPTH) throw new LimitError(`data nested more than ${MAX_DEPTH} levels deep`);
     stack.push(x);
+    if (indent !== null) boundSize(indent.length * (depth + 1));
     const pad = indent !== null ? `\n${indent.repeat(depth + 1)}` : '';
     const close = indent !== null ? `\n${indent.repeat(depth)}` : '';
     let parts: string[];
@@ -70,6 +72,9 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     }
     stack.pop();
     if (parts.length === 0) return open + end;
+    let n = close.length + 2;
+    for (const p of parts) n += p.length + itemSep.length + pad.length;
+    boundSize(n);
     return `${open}${pad}${parts.join(itemSep + pad)}${close}${end}`;
   };
   return go(v, 0);

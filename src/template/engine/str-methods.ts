@@ -1,4 +1,22 @@
-import { bmp, dictEntries, dictKeys, fail, isDict, isInt, length, num, PyBytes, PyObject, PyTuple, repr, str, truthy, tuple, typeName } from './values.js';
+import {
+  bmp,
+  boundSize,
+  dictEntries,
+  dictKeys,
+  fail,
+  isDict,
+  isInt,
+  length,
+  num,
+  PyBytes,
+  PyObject,
+  PyTuple,
+  repr,
+  str,
+  truthy,
+  tuple,
+  typeName,
+} from './values.js';
 import { getattr, slice } from './methods.js';
 import {
   type PyCharClass,
@@ -150,19 +168,36 @@ function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
   return fail(`startswith first arg must be str or a tuple of str, not ${typeName(arg)}`);
 }
 
-function replace(s: string, old: unknown, neu: unknown, count: unknown): string {
+/**
+ * str.replace (count < 0: all). The result's size is known before it is built (and bounded);
+ * the replacement is a function so that `$` in `neu` stays literal.
+ */
+export function pyReplace(s: string, old: unknown, neu: unknown, count: unknown): string {
   if (typeof old !== 'string' || typeof neu !== 'string') fail('replace() arguments must be str');
-  const max = count === undefined ? -1 : num(count);
-  if (max < 0) return old === '' ? Array.from(s).reduce((acc, ch) => acc + ch + neu, neu) : s.split(old).join(neu);
-  let out = '';
-  let rest = s;
-  for (let k = 0; k < max; k++) {
-    const at = rest.indexOf(old);
-    if (at < 0) break;
-    out += rest.slice(0, at) + neu;
-    rest = rest.slice(at + Math.max(old.length, 0));
+  const max = count === undefined || count === null ? -1 : num(count);
+  const put = () => neu;
+  if (old === '') {
+    // An empty `old` matches before each character and at the end.
+    let cps = s.length;
+    for (let i = 0; i + 1 < s.length; i++) {
+      const c = s.charCodeAt(i);
+      const d = s.charCodeAt(i + 1);
+      if (c >= 0xd800 && c < 0xdc00 && d >= 0xdc00 && d < 0xe000) {
+        cps--;
+        i++;
+      }
+    }
+    const k = max < 0 ? cps + 1 : Math.min(max, cps + 1);
+    boundSize(s.length + k * neu.length);
+    if (k === cps + 1) return s.replace(/(?:)/gu, put);
+    let n = 0;
+    return s.replace(/(?=[\s\S])/gu, () => (n++ < k ? neu : ''));
   }
-  return out + rest;
+  let found = 0;
+  for (let at = s.indexOf(old); at >= 0 && (max < 0 || found < max); at = s.indexOf(old, at + old.length)) found++;
+  boundSize(s.length + found * (neu.length - old.length));
+  let n = 0;
+  return found === 0 ? s : s.replaceAll(old, (m) => (n++ < found ? neu : m));
 }
 
 /** Python's format-spec mini-language, the common part: [[fill]align][sign][0][width][,][.precision][type]. */
@@ -193,6 +228,7 @@ function formatSpec(v: unknown, spec: string): string {
   const len = Array.from(out).length;
   if (len >= w) return out;
   const padn = w - len;
+  boundSize(out.length + padn * fill.length);
   if (al === '<') return out + fill.repeat(padn);
   if (al === '>') return fill.repeat(padn) + out;
   if (al === '^') return fill.repeat(Math.floor(padn / 2)) + out + fill.repeat(padn - Math.floor(padn / 2));
@@ -253,6 +289,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       for (const ch of s) {
         if (ch === '\t') {
           const n = size > 0 ? size - (col % size) : 0;
+          if (out.length + n > 0x100000) boundSize(out.length + n + s.length);
           out += ' '.repeat(n);
           col += n;
         } else {
@@ -263,7 +300,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       return out;
     }
     case 'replace':
-      return replace(s, a[0], a[1], a[2]);
+      return pyReplace(s, a[0], a[1], a[2]);
     case 'upper':
       return pyUpper(s);
     case 'lower':
@@ -286,8 +323,13 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
     case 'count':
       if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
       return countIn(s, a[0], a[1], a[2]);
-    case 'join':
-      return Array.from(iterStrings(a[0])).join(s);
+    case 'join': {
+      const parts = Array.from(iterStrings(a[0]));
+      let n = 0;
+      for (const p of parts) n += p.length + s.length;
+      boundSize(n);
+      return parts.join(s);
+    }
     case 'isdigit':
     case 'isnumeric':
     case 'isdecimal':
@@ -315,6 +357,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const total = w - len;
+      boundSize(s.length + total * fill.length);
       if (name === 'ljust') return s + fill.repeat(total);
       if (name === 'rjust') return fill.repeat(total) + s;
       const left = Math.floor(total / 2) + (total & w & 1);
@@ -325,6 +368,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
+      boundSize(s.length + w - len);
       return sign + '0'.repeat(w - len) + s.slice(sign.length);
     }
     case 'removeprefix':

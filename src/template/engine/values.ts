@@ -187,6 +187,24 @@ export class ContentUnsafeError extends Error {}
 export class TemplateError extends Error {}
 /** A limit was reached. */
 export class LimitError extends Error {}
+
+/**
+ * The running render's limits, for the filters and methods that build a string or a list: they
+ * are called without the Run, and must refuse a size before allocating it (V8 aborts the process
+ * on some oversized arrays instead of throwing). Renders are synchronous, so Engine.renderWith
+ * sets these for the length of a render and restores them after.
+ */
+export const bounds = { maxOutput: 64 * 1024 * 1024, maxItems: 1_000_000 };
+
+/** A string of `n` UTF-16 code units is about to be built. */
+export function boundSize(n: number): void {
+  if (n > bounds.maxOutput) throw new LimitError(`a value longer than ${bounds.maxOutput} (limits.maxOutput)`);
+}
+
+/** A list of `n` items is about to be built. */
+export function boundItems(n: number): void {
+  if (n > bounds.maxItems) throw new LimitError(`a list longer than ${bounds.maxItems} items (limits.maxIterations)`);
+}
 /** raise_exception(...) from the template. */
 export class RaisedError extends Error {}
 

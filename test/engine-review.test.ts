@@ -1,0 +1,40 @@
+/**
+ * Engine review regressions: small templates whose text (or error) is Python Jinja2's, asked of
+ * the oracle (test/helpers/jinja2_oracle.py) at test time, and compared with the engine's. Each
+ * row is a case an earlier version of the engine got wrong: a filter or method that now bounds
+ * its size before building its result must still give Jinja2's answer for normal sizes.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { HAVE_PYTHON_JINJA, Jinja2Oracle, warnIfNoPython } from './helpers/py-render.js';
+import { raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/template-under-test.js';
+
+const oracle = HAVE_PYTHON_JINJA ? new Jinja2Oracle() : undefined;
+afterAll(() => oracle?.close());
+warnIfNoPython('engine review rows');
+
+/** [template, context]: the context defaults to one user message. */
+const ROWS: Array<[string, Record<string, unknown>?]> = [
+  // Bounded builders, at ordinary sizes.
+  ["{{ 'abc' | replace('', '-') }}|{{ 'abc' | replace('', '-', 2) }}|{{ '' | replace('', '-') }}|{{ 'ab' | replace('', '', 1) }}"],
+  ["{{ 'a😀b'.replace('', '$&', 10) }}|{{ 'aaaa'.replace('a', 'b', 2) }}|{{ 'aaaa' | replace('aa', 'b') }}|{{ 'a$b' | replace('$', '$$') }}"],
+  ["{{ 'aXbXc'.replace('X', '', 0) }}|{{ 'aXbXc'.replace('X', '-', -1) }}|{{ 'abc'.replace('', '.', 0) }}"],
+  ['{{ [1, 2, 3, 4, 5] | batch(2, 0) | list }}|{{ [1, 2, 3] | batch(2) | list }}|{{ [1, 2, 3] | batch(2, none) | list }}'],
+  ['{{ [1, 2, 3] | batch(0) | list }}|{{ [1, 2, 3] | batch(-1, 9) | list }}|{{ [] | batch(0) | list }}'],
+  ["{{ [1, 2, 3, 4, 5] | slice(3) | list }}|{{ [1, 2, 3, 4] | slice(3, 'x') | list }}"],
+  ['{{ ([[1] * 100] * 100) | sum(start=[]) | length }}|{{ [[1], [2]] | sum(start=[0]) }}|{{ [[1], [2]] | sum(start=[]) }}'],
+  ["{{ 'x' | center(6) }}|{{ 'ab' | center(7) }}|{{ 'a'.ljust(3, '*') }}|{{ 'a'.rjust(3) }}|{{ '-5'.zfill(4) }}"],
+  ["{{ '%5s|%-5d|%05d' | format('a', 3, -4) }}|{{ '{:>5}|{:*^7}|{:<3}'.format('a', 'b', 'c') }}"],
+  ["{{ 'a\\tbc\\td'.expandtabs(4) }}|{{ 'a\\tb'.expandtabs() }}|{{ 'a\\nb' | indent(3) }}|{{ 'a\\n\\nb' | indent(2, true, true) }}"],
+  ["{{ 'aa bb cc dd' | wordwrap(5) }}|{{ 'aa bb\\n\\ncc' | wordwrap(2, wrapstring='/') }}"],
+  ["{{ '-'.join(['a', 'b', 'c']) }}|{{ ['a', 'b'] | join(', ') }}|{{ [1, {'a': 2}] | tojson(indent=2) }}"],
+];
+
+describe.skipIf(!HAVE_PYTHON_JINJA)(`engine review rows vs Python Jinja2 on ${UNDER_TEST}`, () => {
+  it.each(ROWS)('%s', async (template, context) => {
+    const ctx = context ?? { messages: [{ role: 'user', content: 'hi' }] };
+    const py = await oracle!.renderOne({ kind: 'template', template, context: ctx });
+    const ours = renderUnderTest(template, structuredClone(ctx));
+    if ('text' in py) expect(ours).toEqual({ text: py.text });
+    else expect(raisesLikeJinja2(py.type, ours), `Jinja2 raised ${py.type}: ${py.error}; ours: ${JSON.stringify(ours)}`).toBe(true);
+  });
+});
