@@ -2,7 +2,9 @@
  * Engine review regressions: small templates whose text (or error) is Python Jinja2's, asked of
  * the oracle (test/helpers/jinja2_oracle.py) at test time, and compared with the engine's. Each
  * row is a case an earlier version of the engine got wrong: a filter or method that now bounds
- * its size before building its result must still give Jinja2's answer for normal sizes.
+ * its size before building its result must still give Jinja2's answer for normal sizes, and
+ * names that JS objects have (constructor, toString, __proto__) are no filters, tests or
+ * attributes.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, warnIfNoPython } from './helpers/py-render.js';
@@ -27,6 +29,26 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ["{{ 'a\\tbc\\td'.expandtabs(4) }}|{{ 'a\\tb'.expandtabs() }}|{{ 'a\\nb' | indent(3) }}|{{ 'a\\n\\nb' | indent(2, true, true) }}"],
   ["{{ 'aa bb cc dd' | wordwrap(5) }}|{{ 'aa bb\\n\\ncc' | wordwrap(2, wrapstring='/') }}"],
   ["{{ '-'.join(['a', 'b', 'c']) }}|{{ ['a', 'b'] | join(', ') }}|{{ [1, {'a': 2}] | tojson(indent=2) }}"],
+  // JS object properties are not Jinja2 names.
+  ['{{ 0 | constructor }}'],
+  ['{% if 0 is constructor %}T{% endif %}'],
+  ["{{ 'constructor' is filter }}|{{ 'toString' is test }}|{{ '__proto__' is filter }}|{{ 'upper' is filter }}|{{ 'odd' is test }}"],
+  ['{{ 0 | toString }}'],
+  ["{{ [0] | map('constructor') | list }}"],
+  ["{{ [0] | select('constructor') | list }}"],
+  ["{{ messages | selectattr('role', 'toString') | list }}"],
+  ['{{ 0 | hasOwnProperty }}'],
+  ['{{ {}.constructor }}|{{ {}.toString }}|{{ {}.__proto__ }}|{{ {}.hasOwnProperty }}|{{ {}.valueOf }}'],
+  ["{{ ''.constructor }}|{{ ''.toString }}|{{ ''.__proto__ }}|{{ [].constructor }}|{{ [].toString }}|{{ [].__proto__ }}"],
+  ['{{ namespace().constructor }}|{{ namespace().toString }}|{{ namespace(a=1).__proto__ }}'],
+  ['{% for m in messages %}{{ loop.constructor }}|{{ loop.toString }}|{{ loop.__proto__ }}{% endfor %}'],
+  ['{{ messages[0].constructor }}|{{ messages[0].toString }}|{{ messages.constructor }}|{{ messages[0]["constructor"] }}'],
+  ['{{ constructor }}|{{ toString }}|{{ hasOwnProperty is defined }}'],
+  ["{{ messages[0].get('constructor') }}|{{ 'constructor' in messages[0] }}|{{ messages[0] | attr('constructor') }}"],
+  ['{{ range(3).constructor }}|{{ (1, 2).constructor }}|{{ (1.5).constructor }}|{{ none.constructor }}'],
+  ['{% macro f() %}x{% endmacro %}{{ f.constructor }}|{{ f.toString }}|{{ raise_exception.constructor }}'],
+  ['{{ x.constructor }}', { x: { constructor: 'own' } }],
+  ['{{ x.toString }}|{{ x["__proto__"] }}', { x: { toString: 1, __proto__: 2 } }],
 ];
 
 describe.skipIf(!HAVE_PYTHON_JINJA)(`engine review rows vs Python Jinja2 on ${UNDER_TEST}`, () => {

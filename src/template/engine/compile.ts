@@ -252,6 +252,15 @@ function argList(args: CExpr[], r: Run, s: Scope): unknown[] {
   return a;
 }
 
+/**
+ * A filter or test by name: the tables are object literals, so `constructor`, `toString` and
+ * the like are properties they inherit, and must not be found (`0|constructor` would be
+ * Object called on the Run).
+ */
+export function ownEntry<T>(table: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope): Kw {
   if (kwargs.length === 0) return null;
   const m = new Map<string, unknown>();
@@ -260,7 +269,7 @@ export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope)
 }
 
 export function compileFilterOn(f: Extract<Expr, { t: 'filter' }>, cs: CompileState): (r: Run, s: Scope, v: unknown) => unknown {
-  const known = cs.prov ? provFilter(f.name) : FILTERS[f.name];
+  const known = cs.prov ? provFilter(f.name) : ownEntry(FILTERS, f.name);
   if (known === undefined && !cs.soft) throw new SyntaxErr(`No filter named '${f.name}'.`, f.line);
   const name = f.name;
   const fn: NonNullable<typeof known> = known ?? (() => fail(`No filter named '${name}'.`));
@@ -378,7 +387,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       };
     }
     case 'test': {
-      const known = TESTS[e.name];
+      const known = ownEntry(TESTS, e.name);
       if (known === undefined && !cs.soft) throw new SyntaxErr(`No test named '${e.name}'.`, e.line);
       const tname = e.name;
       const found: NonNullable<typeof known> = known ?? (() => fail(`No test named '${tname}'.`));

@@ -117,13 +117,13 @@ export class Run implements FilterHost {
   }
 
   filter(name: string, value: unknown, args: unknown[], kwargs: Kw): unknown {
-    const f = FILTERS[name];
+    const f = Object.hasOwn(FILTERS, name) ? FILTERS[name] : undefined;
     if (f === undefined) return fail(`No filter named '${name}'.`);
     return f(this, value, args, kwargs);
   }
 
   test(name: string, value: unknown, args: unknown[], _kwargs: Kw): boolean {
-    const t = TESTS[name];
+    const t = Object.hasOwn(TESTS, name) ? TESTS[name] : undefined;
     if (t === undefined) return fail(`No test named '${name}'.`);
     return t(this, value, args);
   }
