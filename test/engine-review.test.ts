@@ -29,6 +29,18 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ["{{ 'a\\tbc\\td'.expandtabs(4) }}|{{ 'a\\tb'.expandtabs() }}|{{ 'a\\nb' | indent(3) }}|{{ 'a\\n\\nb' | indent(2, true, true) }}"],
   ["{{ 'aa bb cc dd' | wordwrap(5) }}|{{ 'aa bb\\n\\ncc' | wordwrap(2, wrapstring='/') }}"],
   ["{{ '-'.join(['a', 'b', 'c']) }}|{{ ['a', 'b'] | join(', ') }}|{{ [1, {'a': 2}] | tojson(indent=2) }}"],
+  // unique is a set: 1, 1.0 and True are one key (and it is not quadratic).
+  ["{{ [1, 1.0, true, 2, 'a', 'A', 'b', none, none, 0, false, -0.0, 2**70, 1180591620717411303424.0, (1, 2), (1, 2), 1.5, 1.5] | unique | list }}"],
+  ["{{ ['a', 'A'] | unique(case_sensitive=true) | list }}|{{ messages | unique(attribute='role') | list | length }}"],
+  ["{{ range(100000) | map('string') | unique | list | length }}|{{ (range(50000) | list + range(50000) | list) | unique | list | length }}"],
+  // Python prints at most 4300 decimal digits of an int (ValueError past it).
+  ['{{ 10 ** 4299 > 5 }}|{{ (10 ** 4299) | string | length }}|{{ (-10 ** 4299) | string | length }}|{{ "%x" | format(2 ** 20000) | length }}'],
+  ["{{ ('1' * 5000) | int }}|{{ ('1' * 4300) | int | string | length }}|{{ ('1.' ~ '0' * 5000) | int }}"],
+  ['{{ 10 ** 4300 }}'],
+  ['{{ [10 ** 5000] | tojson }}'],
+  ["{{ '{}'.format(10 ** 5000) }}"],
+  ["{{ '%d' | format(10 ** 5000) }}"],
+  ['{{ (2 ** 70) * (3 ** 40) }}|{{ 2 ** -2 }}|{{ (2 ** 70) ** 2 }}|{{ (2 ** 64) ** -1 }}|{{ (-3) ** 41 }}'],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],

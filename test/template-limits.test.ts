@@ -118,6 +118,18 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
   { name: 'output: sum(start=[]) of 2,000 lists of 1,000', template: '{{ ([[1] * 1000] * 2000) | sum(start=[]) | length }}' },
   // Past V8's own string maximum (about 2^29) under a raised maxOutput: V8's RangeError is a limit too.
   { name: 'output: a string past V8 maximum (maxOutput raised)', template: "{{ ('x' * 600000000) | length }}", limits: { maxOutput: 2_000_000_000 } },
+  // Big integers: Python computes them (slowly), the engine refuses a result over MAX_INT_BITS
+  // (runtime.ts) and counts big results against maxIterations.
+  { name: 'integers: 7 ** (3 * 10**7)', template: '{{ 7 ** (3 * 10**7) }}' },
+  { name: 'integers: (3 ** 10**8) > 5', template: '{{ (3 ** (10**8)) > 5 }}' },
+  {
+    name: 'integers: a product squared 40 times',
+    template: '{% set ns = namespace(x=3) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}{{ ns.x > 0 }}',
+  },
+  {
+    name: 'integers: 10^5 multiplications of 60,000-bit numbers',
+    template: '{% set big = 3 ** 37000 %}{% for i in range(100000) %}{% set x = big * 7 %}{% endfor %}done',
+  },
   // Recursion depth: a stack overflow without the limit.
   { name: 'depth: a macro that calls itself forever', template: '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}' },
   { name: 'depth: two macros calling each other', template: '{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n + 1) }}{% endmacro %}{{ a(0) }}' },

@@ -2,6 +2,7 @@ import { htmlEscape } from './markup.js';
 import { getitem, pySplitlines, pyStrip } from './methods.js';
 import { pyLower, pyUpper } from './pyunicode.js';
 import {
+  bigStr,
   boundSize,
   dictEntries,
   fail,
@@ -87,7 +88,7 @@ function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> |
         case 'd':
         case 'i':
         case 'u':
-          s = int().toString();
+          s = bigStr(int());
           break;
         case 'f':
           s = pyFixed(num(v), prec === undefined ? 6 : Number(prec));

@@ -20,6 +20,7 @@ import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicod
 import {
   boundItems,
   compare,
+  MAX_STR_DIGITS,
   dictEntries,
   eq,
   fail,
@@ -106,6 +107,8 @@ function pyInt(v: unknown, def: unknown, base: unknown): unknown {
     const s = v.trim().replace(/_/g, '');
     const re = b === 10 ? /^[+-]?\d+$/ : b === 16 ? /^[+-]?(0x)?[0-9a-f]+$/i : b === 8 ? /^[+-]?(0o)?[0-7]+$/i : b === 2 ? /^[+-]?(0b)?[01]+$/i : /^$/;
     if (re.test(s)) {
+      // int() of more than 4300 decimal digits is a ValueError, and float() of it is inf, which int() refuses: the default.
+      if (b === 10 && s.replace(/^[+-]/, '').length > MAX_STR_DIGITS) return def ?? 0;
       const n = b === 10 ? Number(s) : parseInt(s.replace(/^([+-]?)0[xob]/i, '$1'), b);
       return Number.isSafeInteger(n) ? n : BigInt(s);
     }
@@ -403,15 +406,18 @@ export const FILTERS: Record<string, Filter> = {
   unique: (_h, v, a, k) => {
     const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
     const attr = arg(a, k, 1, 'attribute', null);
+    // A set of the keys: strings and numbers by a hash key, anything else (tuples) compared with ==.
+    const hashed = new Set<string>();
     const seen: unknown[] = [];
     const out: unknown[] = [];
     for (const x of iterate(v)) {
       const key = sortKey(attr === null ? x : attrPath(x, attr), cs);
       if ((Array.isArray(key) && !(key instanceof PyTuple)) || isDict(key)) fail(`unhashable type: '${typeName(key)}'`);
-      if (!seen.some((s) => eq(s, key))) {
-        seen.push(key);
-        out.push(x);
-      }
+      const h = hashKey(key);
+      if (h !== null ? hashed.has(h) : seen.some((s) => eq(s, key))) continue;
+      if (h !== null) hashed.add(h);
+      else seen.push(key);
+      out.push(x);
     }
     return gen(out);
   },
@@ -448,6 +454,23 @@ function mapFilter(h: FilterHost, v: unknown, a: unknown[], k: Kw): unknown[] {
   if (a.length === 0) return fail('map requires a filter argument');
   const name = str(a[0]);
   return items.map((x) => h.filter(name, x, a.slice(1), k));
+}
+
+/**
+ * A string that is the same for keys Python's set treats as one (1, 1.0 and True; a str and a
+ * Markup of the same text), or null for a key compared with == instead (NaN, tuples, Undefined).
+ */
+function hashKey(k: unknown): string | null {
+  if (typeof k === 'string') return `s${k}`;
+  if (k instanceof Markup) return `s${k.s}`;
+  if (k === null) return 'None';
+  if (typeof k === 'boolean') return k ? 'n1' : 'n0';
+  const n = k instanceof PyFloat ? k.v : k;
+  if (typeof n === 'bigint') return `n${n}`;
+  if (typeof n !== 'number' || Number.isNaN(n)) return null;
+  if (!Number.isInteger(n)) return `n${n}`;
+  // An integral float equals the int of its value: the same digits as a bigint's.
+  return `n${Math.abs(n) < 1e21 ? String(n === 0 ? 0 : n) : BigInt(n)}`;
 }
 
 function gen(items: unknown[]): PyIter {

@@ -1,5 +1,5 @@
 import { pythonFloatRepr, pythonJsonString } from '../pyjson.js';
-import { boundSize, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
+import { bigStr, boundSize, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
 
 export interface DumpsOptions {
   indent: number | string | null;
@@ -27,7 +27,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (k instanceof Markup) return k.s;
     if (typeof k === 'number') return intNum(k) ? intStr(k) : pythonFloatRepr(k);
     if (k instanceof PyFloat) return pythonFloatRepr(k.v);
-    if (typeof k === 'bigint') return k.toString();
+    if (typeof k === 'bigint') return bigStr(k);
     if (k === true) return 'true';
     if (k === false) return 'false';
     if (k === null) return 'null';
@@ -40,7 +40,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (typeof x === 'string') return pythonJsonString(x, o.ensureAscii);
     if (typeof x === 'number') return intNum(x) ? intStr(x) : pythonFloatRepr(x);
     if (x instanceof PyFloat) return pythonFloatRepr(x.v);
-    if (typeof x === 'bigint') return x.toString();
+    if (typeof x === 'bigint') return bigStr(x);
     if (x instanceof Markup) return pythonJsonString(x.s, o.ensureAscii);
     const arr = Array.isArray(x);
     if (!arr && !isDict(x)) return fail(`Object of type ${typeName(x)} is not JSON serializable`);

@@ -26,7 +26,11 @@ import {
 export interface TemplateLimits {
   /** Longest output (and longest string or list a template may build), in UTF-16 code units. Default 64 Mi. */
   maxOutput?: number;
-  /** Loop iterations (summed over every loop of a render, range() and list() included). Default 1 M. */
+  /**
+   * Loop iterations (summed over every loop of a render, range() and list() included; an integer
+   * result over 1024 bits counts one per 64 bits, and none may exceed MAX_INT_BITS). Also the
+   * longest list a filter may build. Default 1 M.
+   */
   maxIterations?: number;
   /** Macro call depth, and nesting depth of the template's syntax. Default 200. */
   maxDepth?: number;
@@ -153,6 +157,33 @@ function big(v: unknown): bigint {
   return BigInt(num(v));
 }
 
+/**
+ * Python ints have no size limit, but a big-integer result costs time to build and more to
+ * print: `7 ** (3 * 10**7)` took half a minute. A result over MAX_INT_BITS bits (about 19,700
+ * decimal digits; Python refuses to print over 4300) is refused with E_TEMPLATE_LIMIT, and one
+ * over 1024 bits counts a loop iteration per 64 bits, so that a loop of big multiplications is
+ * bounded by maxIterations too.
+ */
+export const MAX_INT_BITS = 65_536;
+
+function bitLength(x: bigint): number {
+  return x === 0n ? 0 : (x < 0n ? -x : x).toString(16).length * 4;
+}
+
+function intBits(r: Run, bits: number): void {
+  if (bits > MAX_INT_BITS) throw new LimitError(`an integer of more than ${MAX_INT_BITS} bits`);
+  if (bits > 1024) r.tick(Math.ceil(bits / 64));
+}
+
+function bigPow(r: Run, x: bigint, y: bigint): bigint {
+  const ax = x < 0n ? -x : x;
+  if (ax <= 1n || y === 0n) return x ** y;
+  // log2|x| * y, the result's size, before computing it.
+  const lx = ax <= 2n ** 53n ? Math.log2(Number(ax)) : bitLength(ax) - 4;
+  intBits(r, lx * Number(y));
+  return x ** y;
+}
+
 function intOrFloat(a: unknown, b: unknown, x: number): unknown {
   return isFloat(a) || isFloat(b) ? float(x) : Number.isSafeInteger(x) || !Number.isFinite(x) ? x : x;
 }
@@ -191,6 +222,7 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
           z = x - y;
           break;
         case '*':
+          intBits(r, bitLength(x) + bitLength(y));
           z = x * y;
           break;
         case '//':
@@ -202,7 +234,8 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
           z = ((x % y) + y) % y;
           break;
         case '**':
-          z = x ** y;
+          if (y < 0n) return float(Number(x) ** Number(y));
+          z = bigPow(r, x, y);
           break;
         default:
           return fail(`bad operator ${op}`);
@@ -237,7 +270,7 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
         if (x < 0 && !Number.isInteger(y)) fail('a negative number to a fractional power has no float result');
         if (!isFloat(a) && !isFloat(b) && y < 0) return float(x ** y);
         const z = x ** y;
-        if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return big(a) ** big(b);
+        if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return bigPow(r, big(a), big(b));
         return intOrFloat(a, b, z);
       }
       default:

@@ -1,4 +1,5 @@
 import {
+  bigStr,
   bmp,
   boundSize,
   dictEntries,
@@ -215,7 +216,7 @@ function formatSpec(v: unknown, spec: string): string {
     if (type === '%') out += '%';
   } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
     const n = typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v)));
-    out = n.toString(type === 'd' ? 10 : type === 'o' ? 8 : type === 'b' ? 2 : 16);
+    out = type === 'd' ? bigStr(n) : n.toString(type === 'o' ? 8 : type === 'b' ? 2 : 16);
     if (type === 'X') out = out.toUpperCase();
   } else out = str(v);
   if (prec !== undefined && (type === 's' || (type === undefined && typeof v === 'string'))) out = out.slice(0, Number(prec));

@@ -328,6 +328,20 @@ export function floatRepr(x: number): string {
   return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
 }
 
+/**
+ * Python's str(int) in decimal: more than 4300 digits is a ValueError
+ * (sys.int_info.default_max_str_digits, Python 3.11+; the conversion is quadratic). The hex
+ * length bounds the digit count first, so a huge value is refused without converting it.
+ */
+export function bigStr(v: bigint): string {
+  const hexLen = (v < 0n ? -v : v).toString(16).length;
+  const s = hexLen > 3600 ? '' : v.toString();
+  if (hexLen > 3600 || s.length - (v < 0n ? 1 : 0) > MAX_STR_DIGITS)
+    fail(`Exceeds the limit (${MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`);
+  return s;
+}
+export const MAX_STR_DIGITS = 4300;
+
 export function intStr(n: number): string {
   if (Object.is(n, -0)) return '0';
   return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
@@ -402,7 +416,7 @@ export function str(v: unknown): string {
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (v instanceof PyFloat) return floatRepr(v.v);
-  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'bigint') return bigStr(v);
   if (v instanceof TextMap) return v.text;
   if (v instanceof Markup) return v.s;
   if (Array.isArray(v) || isDict(v)) return repr(v);
