@@ -72,3 +72,40 @@ describe.skipIf(!HAVE_PYTHON_JINJA)(`engine review rows vs Python Jinja2 on ${UN
     else expect(raisesLikeJinja2(py.type, ours), `Jinja2 raised ${py.type}: ${py.error}; ours: ${JSON.stringify(ours)}`).toBe(true);
   });
 });
+
+describe('sessions render as a full render does', () => {
+  const u = (content: string) => ({ role: 'user' as const, content });
+
+  // ns.x == bump(): Python reads ns.x before calling bump(), which sets it. A recorded iteration
+  // must read it in that order too. Jinja2's text for two messages is NENE.
+  it.skipIf(!HAVE_PYTHON_JINJA)('a comparison reads its left namespace key before the right side writes it', async () => {
+    const { loadTokenizer } = await import('../src/index.js');
+    const tok = await loadTokenizer('qwen3');
+    const chatTemplate =
+      '{% set ns = namespace(x=0) %}{% macro bump() %}{% set ns.x = ns.x + 1 %}{{ ns.x }}{% endmacro %}{% for m in messages %}{% if ns.x == bump()|int %}EQ{% else %}NE{% endif %}{% endfor %}';
+    const session = tok.createSession();
+    for (const n of [1, 2, 3]) {
+      const messages = [u('a'), u('b'), u('c')].slice(0, n);
+      const py = await oracle!.renderOne({ kind: 'template', template: chatTemplate, context: { messages } });
+      expect(py).toEqual({ text: 'NE'.repeat(n) });
+      expect(tok.renderChat(messages, { chatTemplate })).toBe('NE'.repeat(n));
+      expect(Array.from(session.encodeChat(messages, { chatTemplate })), `${n} messages`).toEqual(Array.from(tok.encodeChat(messages, { chatTemplate })));
+    }
+  });
+
+  // A loop over range(50000) counts 100,000 (the range's items, then the loop's iterations), an
+  // iteration of the messages loop 100,001; with five such loops after it, 4 messages (900,004)
+  // fit in the default 1 M and 6 messages (1,100,006) do not. A session that
+  // reused the first 4 iterations must fail as encodeChat does, not count them as 1 each.
+  it('a reused iteration counts its inner loops toward maxIterations', async () => {
+    const { loadTokenizer } = await import('../src/index.js');
+    const tok = await loadTokenizer('qwen3');
+    const chatTemplate = `{% for m in messages %}{% for i in range(50000) %}{% endfor %}{{ m.content }}{% endfor %}${'{% for i in range(50000) %}{% endfor %}'.repeat(5)}`;
+    const four = [u('a'), u('b'), u('c'), u('d')];
+    const six = [...four, u('e'), u('f')];
+    const session = tok.createSession();
+    expect(Array.from(session.encodeChat(four, { chatTemplate }))).toEqual(Array.from(tok.encodeChat(four, { chatTemplate })));
+    expect(() => tok.encodeChat(six, { chatTemplate })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+    expect(() => session.encodeChat(six, { chatTemplate })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+  });
+});

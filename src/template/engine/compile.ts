@@ -524,11 +524,22 @@ function compileCompare(e: Extract<Expr, { t: 'compare' }>, cs: CompileState): C
         if (ns === null) return null;
         const o = ns.obj(r, s);
         if (!(o instanceof Namespace) || o.born >= r.rec!.nsStart) return null;
+        // Python's order: the left operand first. `other` may write ns.key (a macro that sets
+        // it), so whether the key was this iteration's own is decided when it is read.
+        let v: unknown;
+        let own = false;
+        if (nsLeft) {
+          v = o.attrs.get(ns.key);
+          own = r.rec!.wrote(o, ns.key);
+        }
         const x = other(r, s);
-        const v = o.attrs.get(ns.key);
+        if (!nsLeft) {
+          v = o.attrs.get(ns.key);
+          own = r.rec!.wrote(o, ns.key);
+        }
         r.line = line;
         const res = nsLeft ? cmp(op, v, x) : cmp(op, x, v);
-        if (!r.rec!.predicate(o, ns.key, op, nsLeft, x, res)) r.rec!.nsRead(o, ns.key, v);
+        if (!own && !r.rec!.predicate(o, ns.key, op, nsLeft, x, res, true)) r.rec!.nsRead(o, ns.key, v, true);
         return { v: res };
       };
       return (r, s) => {

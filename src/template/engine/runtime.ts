@@ -54,10 +54,13 @@ export interface Recorder {
   /** Namespaces numbered below this were created outside the iteration. */
   readonly nsStart: number;
   outer(name: string, v: unknown): void;
-  nsRead(ns: Namespace, key: string, v: unknown): void;
+  /** `before`: the key was read before this iteration wrote it (it may have written it since). */
+  nsRead(ns: Namespace, key: string, v: unknown, before?: boolean): void;
+  /** The iteration has written ns.key. */
+  wrote(ns: Namespace, key: string): boolean;
   nsWrite(ns: Namespace, key: string, v: unknown): void;
   /** `ns.key <op> other` (ns outside): recorded as its answer. false: record a plain read instead. */
-  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean): boolean;
+  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean, before?: boolean): boolean;
   taint(): void;
 }
 
