@@ -6,6 +6,7 @@
  * names that JS objects have (constructor, toString, __proto__) are no filters, tests or
  * attributes.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HAVE_PYTHON_JINJA, Jinja2Oracle, warnIfNoPython } from './helpers/py-render.js';
 import { raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/template-under-test.js';
@@ -107,5 +108,40 @@ describe('sessions render as a full render does', () => {
     expect(Array.from(session.encodeChat(four, { chatTemplate }))).toEqual(Array.from(tok.encodeChat(four, { chatTemplate })));
     expect(() => tok.encodeChat(six, { chatTemplate })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
     expect(() => session.encodeChat(six, { chatTemplate })).toThrow(expect.objectContaining({ code: 'E_TEMPLATE_LIMIT' }));
+  });
+});
+
+// Tool-call arguments sent as an object print as their json.dumps text where a template joins
+// them to a string (DeepSeek's `'<｜tool▁sep｜>' + tool['function']['arguments']`): Python's
+// json.dumps writes floats with repr (1e-05, 1e-07), which JS's JSON does not. The expected
+// text: Jinja2 rendering the template with the arguments as the text Python's json.dumps gives
+// for them (asked of the oracle through transformers' tojson, which is json.dumps).
+const DEEPSEEK_V31 = [process.env.PROMPTENC_SHARED, '../../shared/', '../../../shared/']
+  .filter((d): d is string => d !== undefined)
+  .map((d) => new URL(`${d.replace(/\/?$/, '/')}templates/deepseek-v3.1.jinja`, import.meta.url))
+  .find((u) => existsSync(u));
+
+describe.skipIf(!HAVE_PYTHON_JINJA || DEEPSEEK_V31 === undefined)('object tool-call arguments in the DeepSeek-V3.1 template (../shared/templates)', () => {
+  it('print as Python json.dumps does', async () => {
+    const chatTemplate = readFileSync(DEEPSEEK_V31!, 'utf8');
+    const { loadTokenizer } = await import('../src/index.js');
+    const tok = await loadTokenizer('deepseek-v3');
+    const args = { lr: 0.00001, eps: 1e-7, big: 1e22, n: 3, neg: -0, half: 0.5, s: 'a"b\u00e9', list: [1.5e-10, 2], nested: { x: 123456789.125 } };
+    const dumped = await oracle!.renderOne({ kind: 'template', template: '{{ a | tojson }}', context: { a: args } });
+    expect(dumped).toHaveProperty('text');
+    const text = (dumped as { text: string }).text;
+    const conv = (a: unknown) => [
+      { role: 'user', content: 'tune it' },
+      { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'train', arguments: a } }] },
+      { role: 'tool', content: 'ok' },
+    ];
+    const py = await oracle!.renderOne({
+      kind: 'template',
+      template: chatTemplate,
+      context: { messages: conv(text), bos_token: '<｜begin▁of▁sentence｜>', eos_token: '<｜end▁of▁sentence｜>', add_generation_prompt: true },
+    });
+    expect(py).toHaveProperty('text');
+    expect((py as { text: string }).text).toContain('{"lr": 1e-05, "eps": 1e-07');
+    expect(tok.renderChat(conv(args) as never, { chatTemplate, addGenerationPrompt: true })).toBe((py as { text: string }).text);
   });
 });
