@@ -42,6 +42,8 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ["{{ '{}'.format(10 ** 5000) }}"],
   ["{{ '%d' | format(10 ** 5000) }}"],
   ['{{ (2 ** 70) * (3 ** 40) }}|{{ 2 ** -2 }}|{{ (2 ** 70) ** 2 }}|{{ (2 ** 64) ** -1 }}|{{ (-3) ** 41 }}'],
+  // rsplit(None, n) strips only the whitespace it split at.
+  ["{{ '  a b  c '.rsplit(None, 1) }}|{{ '  a b  c '.rsplit(none, 0) }}|{{ ' a  b '.rsplit(None, 5) }}|{{ '\ta\nb c '.rsplit(None, 1) }}"],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],

@@ -104,7 +104,8 @@ function rsplit(s: string, sep: unknown, maxsplit: unknown): string[] {
     let end = s.length;
     const tail = parts.slice(parts.length - max);
     for (let k = tail.length - 1; k >= 0; k--) end = s.lastIndexOf(tail[k]!, end - 1);
-    return [stripChars(s.slice(0, end), undefined, true, true), ...tail];
+    // Python strips only the whitespace it split at: the head keeps its leading whitespace.
+    return [stripChars(s.slice(0, end), undefined, false, true), ...tail];
   }
   const str_ = sep as string;
   const out: string[] = [];
