@@ -44,6 +44,10 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ['{{ (2 ** 70) * (3 ** 40) }}|{{ 2 ** -2 }}|{{ (2 ** 70) ** 2 }}|{{ (2 ** 64) ** -1 }}|{{ (-3) ** 41 }}'],
   // rsplit(None, n) strips only the whitespace it split at.
   ["{{ '  a b  c '.rsplit(None, 1) }}|{{ '  a b  c '.rsplit(none, 0) }}|{{ ' a  b '.rsplit(None, 5) }}|{{ '\ta\nb c '.rsplit(None, 1) }}"],
+  // Strings order by code point (an astral character after U+FFFF), everywhere they are compared.
+  ["{{ '😀' > '\uffff' }}|{{ 'a😀' < 'a\uffff' }}|{{ ['\uffff', '😀', 'a'] | sort }}|{{ ['\uffff', '😀'] | max }}|{{ ['😀', '\uffff'] | min }}"],
+  ["{{ {'\uffff': 1, '😀': 2} | dictsort }}|{{ {'\uffff': 1, '😀': 2} | tojson(sort_keys=true) }}|{{ {'😀': 2, '\uffff': 1} | pprint }}"],
+  ["{{ [{'n': '😀'}, {'n': '\ue000'}] | sort(attribute='n') | map(attribute='n') | join }}|{{ ['😀', '\ue000'] | sort(reverse=true) | join }}"],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],

@@ -4,6 +4,7 @@ import { pyLower, pyUpper } from './pyunicode.js';
 import {
   bigStr,
   boundSize,
+  strCompare,
   dictEntries,
   fail,
   float,
@@ -406,7 +407,7 @@ export function pformat(v: unknown): string {
 /** Python `a < b` for sort keys; throws where Python raises TypeError. */
 function pyLess(a: unknown, b: unknown): number {
   const num_ = (x: unknown) => typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint';
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return strCompare(a, b);
   if (num_(a) && num_(b)) return Number(a) - Number(b);
   throw new TypeError('unorderable');
 }

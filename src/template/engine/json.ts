@@ -1,5 +1,5 @@
 import { pythonFloatRepr, pythonJsonString } from '../pyjson.js';
-import { bigStr, boundSize, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
+import { bigStr, boundSize, strCompare, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
 
 export interface DumpsOptions {
   indent: number | string | null;
@@ -64,7 +64,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
           dictEntries(x as Record<string, unknown>).map(([k]) => (typeof k === 'string' ? 's' : k === null || typeof k === 'boolean' ? typeof k : 'n')),
         );
         if (kinds.size > 1) fail("'<' not supported between keys of different types");
-        entries = entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        entries = entries.sort(([a], [b]) => strCompare(a, b));
       }
       parts = entries.map(([k, y]) => `${pythonJsonString(k, o.ensureAscii)}${keySep}${go(y, depth + 1)}`);
       open = '{';

@@ -333,6 +333,24 @@ export function floatRepr(x: number): string {
  * (sys.int_info.default_max_str_digits, Python 3.11+; the conversion is quadratic). The hex
  * length bounds the digit count first, so a huge value is refused without converting it.
  */
+/**
+ * Python's str ordering, by code point: JS's `<` compares UTF-16 units, which puts an astral
+ * character (a surrogate pair, 0xD800...) before U+E000..U+FFFF.
+ */
+export function strCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  // The character that differs starts one unit back when the common unit before is a high surrogate.
+  const h = i > 0 ? a.charCodeAt(i - 1) : 0;
+  if (h >= 0xd800 && h < 0xdc00) i--;
+  const x = a.codePointAt(i)!;
+  const y = b.codePointAt(i)!;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 export function bigStr(v: bigint): string {
   const hexLen = (v < 0n ? -v : v).toString(16).length;
   const s = hexLen > 3600 ? '' : v.toString();
@@ -488,7 +506,7 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 
 /** Python `<` etc: numbers with numbers, str with str, lists lexicographically. */
 export function compare(a: unknown, b: unknown): number {
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return strCompare(a, b);
   if (a instanceof Markup || b instanceof Markup) return compare(unmark(a), unmark(b));
   if (a instanceof ProvStr) return compare(a.s, b);
   if (b instanceof ProvStr) return compare(a, b.s);
