@@ -48,6 +48,10 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ["{{ '😀' > '\uffff' }}|{{ 'a😀' < 'a\uffff' }}|{{ ['\uffff', '😀', 'a'] | sort }}|{{ ['\uffff', '😀'] | max }}|{{ ['😀', '\uffff'] | min }}"],
   ["{{ {'\uffff': 1, '😀': 2} | dictsort }}|{{ {'\uffff': 1, '😀': 2} | tojson(sort_keys=true) }}|{{ {'😀': 2, '\uffff': 1} | pprint }}"],
   ["{{ [{'n': '😀'}, {'n': '\ue000'}] | sort(attribute='n') | map(attribute='n') | join }}|{{ ['😀', '\ue000'] | sort(reverse=true) | join }}"],
+  // A dict literal's 1, 1.0 and True are one key (the first kept, with the last value).
+  [
+    "{{ {1: 'a', true: 'c'} }}|{{ {1.0: 'a', 1: 'b'} }}|{{ {true: 1, 1: 2, 1.0: 3, 'x': 4, 0: 5, false: 6} }}|{{ {2**70: 1, 2.0**70: 2} }}|{{ {1: 'a', true: 'c'}[1] }}|{{ {1: 'a', true: 'c'} | length }}",
+  ],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],

@@ -7,7 +7,7 @@ import { statementLine } from './lines.js';
 import { compileFor, compileMacro } from './compile-blocks.js';
 import { provBinop, provCallMethod, provCapture, provCmp, provFilter, provGetitem, provSlice, provTest, provWrite } from './provenance.js';
 import type { MemoLoops } from './loop.js';
-import { dictEntries, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
+import { dictEntries, dictSet, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
 
 /**
  * Compiles the syntax tree to closures over plain values (values.ts): an expression becomes
@@ -307,7 +307,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const values = e.values.map((x) => compileExpr(x, cs));
       return (r, s) => {
         const m = new Map<unknown, unknown>();
-        for (let i = 0; i < keys.length; i++) m.set(keys[i]!(r, s), values[i]!(r, s));
+        for (let i = 0; i < keys.length; i++) dictSet(m, keys[i]!(r, s), values[i]!(r, s));
         return m;
       };
     }

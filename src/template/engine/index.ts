@@ -7,7 +7,22 @@ import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
 import { DEFAULT_LIMITS, Run, Scope, type TemplateLimits } from './runtime.js';
 import { ProvRun } from './provenance.js';
-import { bounds, ContentUnsafeError, ProvStr, dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
+import {
+  bounds,
+  ContentUnsafeError,
+  ProvStr,
+  dictEntries,
+  dictSet,
+  fail,
+  isDict,
+  LimitError,
+  Namespace,
+  num,
+  PyCallable,
+  RaisedError,
+  Range,
+  TemplateError,
+} from './values.js';
 
 export type { TemplateLimits } from './runtime.js';
 export { DEFAULT_LIMITS } from './runtime.js';
@@ -168,7 +183,7 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
       'dict',
       (a, k) => {
         const m = new Map<unknown, unknown>();
-        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) m.set(key, v);
+        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) dictSet(m, key, v);
         if (k) for (const [key, v] of k) m.set(key, v);
         return m;
       },

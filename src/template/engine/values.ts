@@ -351,6 +351,21 @@ export function strCompare(a: string, b: string): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/**
+ * d[k] = v for a dict the template builds: Python's 1, 1.0 and True are one key (the first one
+ * stays, with the last value), which a JS Map keeps apart.
+ */
+export function dictSet(m: Map<unknown, unknown>, k: unknown, v: unknown): void {
+  const numeric = (x: unknown) => typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof PyFloat;
+  if (!m.has(k) && numeric(k))
+    for (const old of m.keys())
+      if (numeric(old) && eq(old, k)) {
+        m.set(old, v);
+        return;
+      }
+  m.set(k, v);
+}
+
 export function bigStr(v: bigint): string {
   const hexLen = (v < 0n ? -v : v).toString(16).length;
   const s = hexLen > 3600 ? '' : v.toString();
