@@ -52,6 +52,11 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   [
     "{{ {1: 'a', true: 'c'} }}|{{ {1.0: 'a', 1: 'b'} }}|{{ {true: 1, 1: 2, 1.0: 3, 'x': 4, 0: 5, false: 6} }}|{{ {2**70: 1, 2.0**70: 2} }}|{{ {1: 'a', true: 'c'}[1] }}|{{ {1: 'a', true: 'c'} | length }}",
   ],
+  // -0 in the context is Python's int 0 (json.loads('-0') is 0): no -0.0 from arithmetic on it.
+  [
+    '{{ x * 1.0 }}|{{ x / 1 }}|{{ x | float }}|{{ "%f" | format(x) }}|{{ x + 0.5 - 0.5 }}|{{ -x }}|{{ x ** 1.0 }}|{{ y[0] * 1.0 }}|{{ -0.0 }}|{{ "{:f}".format(x) }}',
+    { x: -0, y: [-0] },
+  ],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],

@@ -235,7 +235,8 @@ export function isNumber(v: unknown): boolean {
 
 /** The JS number of an int/float/bool (bool is an int in Python). */
 export function num(v: unknown): number {
-  if (typeof v === 'number') return v;
+  // A plain -0 is an int (a float -0.0 is a PyFloat): Python's int 0, as json.loads('-0') gives.
+  if (typeof v === 'number') return v === 0 ? 0 : v;
   if (v instanceof PyFloat) return v.v;
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'bigint') return Number(v);
