@@ -57,6 +57,11 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
     '{{ x * 1.0 }}|{{ x / 1 }}|{{ x | float }}|{{ "%f" | format(x) }}|{{ x + 0.5 - 0.5 }}|{{ -x }}|{{ x ** 1.0 }}|{{ y[0] * 1.0 }}|{{ -0.0 }}|{{ "{:f}".format(x) }}',
     { x: -0, y: [-0] },
   ],
+  // Jinja2's reprs of a loop and a macro.
+  ['{% for a in [1] %}{% for b in [1, 2, 3] %}{{ loop }}{% endfor %}{% endfor %}|{% for a in [1] %}{{ [loop] }}{{ loop | string }}{% endfor %}'],
+  [
+    '{% macro f() %}{{ caller }}{% endmacro %}{% call f() %}x{% endcall %}|{% macro g(a) %}{% endmacro %}{{ [g] }}{{ g }}{{ g | string }}|{% macro h() %}{% macro inner() %}{% endmacro %}{{ inner }}{% endmacro %}{{ h() }}',
+  ],
   // JS object properties are not Jinja2 names.
   ['{{ 0 | constructor }}'],
   ['{% if 0 is constructor %}T{% endif %}'],
@@ -106,6 +111,20 @@ describe('sessions render as a full render does', () => {
       expect(py).toEqual({ text: 'NE'.repeat(n) });
       expect(tok.renderChat(messages, { chatTemplate })).toBe('NE'.repeat(n));
       expect(Array.from(session.encodeChat(messages, { chatTemplate })), `${n} messages`).toEqual(Array.from(tok.encodeChat(messages, { chatTemplate })));
+    }
+  });
+
+  it('printing the loop object in the messages loop', async () => {
+    const { loadTokenizer } = await import('../src/index.js');
+    const tok = await loadTokenizer('qwen3');
+    const chatTemplate = '{% for m in messages %}{{ loop }}{{ m.content }}{% endfor %}';
+    const session = tok.createSession();
+    for (const n of [1, 2, 3]) {
+      const messages = [u('a'), u('b'), u('c')].slice(0, n);
+      // Jinja2's LoopContext repr: <LoopContext index/length>.
+      const want = messages.map((m, i) => `<LoopContext ${i + 1}/${n}>${m.content}`).join('');
+      expect(tok.renderChat(messages, { chatTemplate })).toBe(want);
+      expect(Array.from(session.encodeChat(messages, { chatTemplate }))).toEqual(Array.from(tok.encodeChat(messages, { chatTemplate })));
     }
   });
 

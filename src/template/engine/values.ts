@@ -59,6 +59,9 @@ export class PyCallable extends PyObject {
   ) {
     super();
   }
+  override toString(): string {
+    return `<function ${this.name}>`;
+  }
 }
 
 /** A dict mapping that prints as the JSON text it came from (tool-call arguments; see render.ts). */
@@ -459,7 +462,8 @@ export function str(v: unknown): string {
     const attrs = new Map<unknown, unknown>(v.attrs);
     return `<Namespace ${repr(attrs)}>`;
   }
-  if (v instanceof PyCallable || typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
+  if (v instanceof PyCallable) return v.toString();
+  if (typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
   if (v instanceof PyView) return `${v.kind}(${repr([...v.items])})`;
   if (v instanceof PyIter) return `<${v.kind} object>`;
   if (v instanceof PyBytes) return bytesRepr(v.b);
