@@ -179,3 +179,12 @@ describe.skipIf(!HAVE_PYTHON_JINJA || DEEPSEEK_V31 === undefined)('object tool-c
     expect(tok.renderChat(conv(args) as never, { chatTemplate, addGenerationPrompt: true })).toBe((py as { text: string }).text);
   });
 });
+
+// Python's unicode-escape reads "\N{BULLET}" as U+2022 by the Unicode name database, which the
+// engine does not carry: it refuses the escape (E_TEMPLATE) instead of printing "\N{BULLET}".
+describe('\\N{...} string escapes', () => {
+  it('are refused with E_TEMPLATE, not printed as written', () => {
+    expect(renderUnderTest('{{ "\\N{BULLET}" }}', {})).toMatchObject({ code: 'E_TEMPLATE' });
+    expect(renderUnderTest("{{ 'a\\\\N' }}", {})).toEqual({ text: 'a\\N' });
+  });
+});
