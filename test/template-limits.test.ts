@@ -118,6 +118,16 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
   { name: 'output: sum(start=[]) of 2,000 lists of 1,000', template: '{{ ([[1] * 1000] * 2000) | sum(start=[]) | length }}' },
   // Past V8's own string maximum (about 2^29) under a raised maxOutput: V8's RangeError is a limit too.
   { name: 'output: a string past V8 maximum (maxOutput raised)', template: "{{ ('x' * 600000000) | length }}", limits: { maxOutput: 2_000_000_000 } },
+  // A big string operation repeated in a loop: its work counts toward maxIterations (one per
+  // 1024 characters built, one per 16 replacements), or this runs for hours.
+  {
+    name: 'work: replace over 10 M characters, 10^5 times',
+    template: "{% set big = 'x' * 10000000 %}{% for i in range(100000) %}{% set y = big.replace('x', 'y') %}{% endfor %}done",
+  },
+  {
+    name: 'work: center(2000000), 10^5 times',
+    template: "{% set big = 'x' * 1000000 %}{% for i in range(100000) %}{% set y = big | center(2000000) %}{% endfor %}done",
+  },
   // Big integers: Python computes them (slowly), the engine refuses a result over MAX_INT_BITS
   // (runtime.ts) and counts big results against maxIterations.
   { name: 'integers: 7 ** (3 * 10**7)', template: '{{ 7 ** (3 * 10**7) }}' },

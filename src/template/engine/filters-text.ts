@@ -4,6 +4,7 @@ import { pyLower, pyUpper } from './pyunicode.js';
 import {
   bigStr,
   boundSize,
+  boundWork,
   strCompare,
   dictEntries,
   fail,
@@ -122,7 +123,7 @@ function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> |
       }
       if (width !== undefined && cpLen(s) < Number(width)) {
         const pad = Number(width) - cpLen(s);
-        boundSize(s.length + pad);
+        boundWork(s.length + pad);
         if (flags.includes('-')) s += ' '.repeat(pad);
         else if (flags.includes('0') && /[diufxXoeE]/.test(conv)) {
           const sg = /^[+ -]/.test(s) ? s[0]! : '';
@@ -277,7 +278,7 @@ export function wordwrap(s: unknown, width: unknown, breakLong: unknown, wrapstr
     const wrapped = textwrap(line, w, truthy(breakLong), truthy(breakHyphens));
     return wrapped.length ? wrapped : [''];
   });
-  boundSize(s.length + lines.length * sep.length);
+  boundWork(s.length + lines.length * sep.length);
   return lines.join(sep);
 }
 
@@ -467,7 +468,7 @@ export function center(s: string, width: number): string {
   const len = cpLen(s);
   if (width <= len) return s;
   const total = width - len;
-  boundSize(s.length + total);
+  boundWork(s.length + total);
   const left = Math.floor(total / 2) + (total & width & 1);
   return ' '.repeat(left) + s + ' '.repeat(total - left);
 }
@@ -478,7 +479,7 @@ export function indentFilter(s: unknown, width: unknown, first: unknown, blank: 
   if (typeof width !== 'string') boundSize(num(width ?? 4));
   const pad = typeof width === 'string' ? width : ' '.repeat(num(width ?? 4));
   const lines = pySplitlines(`${s}\n`);
-  boundSize(s.length + (lines.length + 1) * pad.length);
+  boundWork(s.length + (lines.length + 1) * pad.length);
   let rv: string;
   if (truthy(blank)) rv = lines.join(`\n${pad}`);
   else {

@@ -275,6 +275,7 @@ export class Engine implements CompiledTemplate {
     const saved = { ...bounds };
     bounds.maxOutput = this.limits.maxOutput;
     bounds.maxItems = this.limits.maxIterations;
+    bounds.tick = (n) => r.tick(n);
     try {
       this.body(r, top);
     } catch (err) {

@@ -29,7 +29,8 @@ export interface TemplateLimits {
   /**
    * Loop iterations (summed over every loop of a render, range() and list() included; an integer
    * result over 1024 bits counts one per 64 bits, and none may exceed MAX_INT_BITS). Also the
-   * longest list a filter may build. Default 1 M.
+   * longest list a filter may build. A filter or method that builds a string counts one per
+   * 1024 characters of it (and replace one per 16 replacements). Default 1 M.
    */
   maxIterations?: number;
   /** Macro call depth, and nesting depth of the template's syntax. Default 200. */

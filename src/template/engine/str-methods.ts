@@ -1,7 +1,9 @@
 import {
   bigStr,
   bmp,
+  bounds,
   boundSize,
+  boundWork,
   dictEntries,
   dictKeys,
   fail,
@@ -190,16 +192,22 @@ export function pyReplace(s: string, old: unknown, neu: unknown, count: unknown)
       }
     }
     const k = max < 0 ? cps + 1 : Math.min(max, cps + 1);
-    boundSize(s.length + k * neu.length);
+    boundWork(s.length + k * neu.length);
+    if (k >= 16) bounds.tick?.(Math.floor(k / 16));
     if (k === cps + 1) return s.replace(/(?:)/gu, put);
     let n = 0;
     return s.replace(/(?=[\s\S])/gu, () => (n++ < k ? neu : ''));
   }
   let found = 0;
   for (let at = s.indexOf(old); at >= 0 && (max < 0 || found < max); at = s.indexOf(old, at + old.length)) found++;
-  boundSize(s.length + found * (neu.length - old.length));
+  boundWork(s.length + found * (neu.length - old.length));
+  // Each replacement costs about what a loop iteration does: 1 per 16 counts toward maxIterations.
+  if (found >= 16) bounds.tick?.(Math.floor(found / 16));
+  if (found === 0) return s;
+  // All of them: the native replacement, `$` escaped so that it stays literal.
+  if (max < 0) return s.replaceAll(old, neu.replaceAll('$', '$$$$'));
   let n = 0;
-  return found === 0 ? s : s.replaceAll(old, (m) => (n++ < found ? neu : m));
+  return s.replaceAll(old, (m) => (n++ < found ? neu : m));
 }
 
 /** Python's format-spec mini-language, the common part: [[fill]align][sign][0][width][,][.precision][type]. */
@@ -230,7 +238,7 @@ function formatSpec(v: unknown, spec: string): string {
   const len = Array.from(out).length;
   if (len >= w) return out;
   const padn = w - len;
-  boundSize(out.length + padn * fill.length);
+  boundWork(out.length + padn * fill.length);
   if (al === '<') return out + fill.repeat(padn);
   if (al === '>') return fill.repeat(padn) + out;
   if (al === '^') return fill.repeat(Math.floor(padn / 2)) + out + fill.repeat(padn - Math.floor(padn / 2));
@@ -329,7 +337,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const parts = Array.from(iterStrings(a[0]));
       let n = 0;
       for (const p of parts) n += p.length + s.length;
-      boundSize(n);
+      boundWork(n);
       return parts.join(s);
     }
     case 'isdigit':
@@ -359,7 +367,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const total = w - len;
-      boundSize(s.length + total * fill.length);
+      boundWork(s.length + total * fill.length);
       if (name === 'ljust') return s + fill.repeat(total);
       if (name === 'rjust') return fill.repeat(total) + s;
       const left = Math.floor(total / 2) + (total & w & 1);
@@ -370,7 +378,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
-      boundSize(s.length + w - len);
+      boundWork(s.length + w - len);
       return sign + '0'.repeat(w - len) + s.slice(sign.length);
     }
     case 'removeprefix':

@@ -197,11 +197,25 @@ export class LimitError extends Error {}
  * on some oversized arrays instead of throwing). Renders are synchronous, so Engine.renderWith
  * sets these for the length of a render and restores them after.
  */
-export const bounds = { maxOutput: 64 * 1024 * 1024, maxItems: 1_000_000 };
+export const bounds: { maxOutput: number; maxItems: number; tick: ((n: number) => void) | null } = {
+  maxOutput: 64 * 1024 * 1024,
+  maxItems: 1_000_000,
+  tick: null,
+};
 
 /** A string of `n` UTF-16 code units is about to be built. */
 export function boundSize(n: number): void {
   if (n > bounds.maxOutput) throw new LimitError(`a value longer than ${bounds.maxOutput} (limits.maxOutput)`);
+}
+
+/**
+ * boundSize, and the work counted: building a string of n units counts n / 1024 loop
+ * iterations, so that a loop repeating a big string operation (a replace over megabytes, say)
+ * stops at maxIterations instead of running for hours.
+ */
+export function boundWork(n: number): void {
+  boundSize(n);
+  if (n >= 1024 && bounds.tick !== null) bounds.tick(Math.floor(n / 1024));
 }
 
 /** A list of `n` items is about to be built. */
