@@ -1,10 +1,10 @@
 /**
- * Engine review regressions: small templates whose text (or error) is Python Jinja2's, asked of
- * the oracle (test/helpers/jinja2_oracle.py) at test time, and compared with the engine's. Each
- * row is a case an earlier version of the engine got wrong: a filter or method that now bounds
- * its size before building its result must still give Jinja2's answer for normal sizes, and
- * names that JS objects have (constructor, toString, __proto__) are no filters, tests or
- * attributes.
+ * The engine against Python Jinja2 where JS and Python differ: small templates whose text (or
+ * error) is Jinja2's, asked of the oracle (test/helpers/jinja2_oracle.py) at test time. Filters
+ * and methods that bound their size before building a result give Jinja2's answer at ordinary
+ * sizes; names every JS object has (constructor, toString, __proto__) are no filters, tests or
+ * attributes; ints, string order, dict keys and reprs are Python's; sessions render as full
+ * renders do.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { raisesLikeJinja2, renderUnderTest, UNDER_TEST } from './helpers/templat
 
 const oracle = HAVE_PYTHON_JINJA ? new Jinja2Oracle() : undefined;
 afterAll(() => oracle?.close());
-warnIfNoPython('engine review rows');
+warnIfNoPython('Python parity rows');
 
 /** [template, context]: the context defaults to one user message. */
 const ROWS: Array<[string, Record<string, unknown>?]> = [
@@ -84,7 +84,7 @@ const ROWS: Array<[string, Record<string, unknown>?]> = [
   ['{{ x.toString }}|{{ x["__proto__"] }}', { x: { toString: 1, __proto__: 2 } }],
 ];
 
-describe.skipIf(!HAVE_PYTHON_JINJA)(`engine review rows vs Python Jinja2 on ${UNDER_TEST}`, () => {
+describe.skipIf(!HAVE_PYTHON_JINJA)(`Python parity rows vs Python Jinja2 on ${UNDER_TEST}`, () => {
   it.each(ROWS)('%s', async (template, context) => {
     const ctx = context ?? { messages: [{ role: 'user', content: 'hi' }] };
     const py = await oracle!.renderOne({ kind: 'template', template, context: ctx });
