@@ -94,6 +94,52 @@ const LIMIT_CASES: Array<{ name: string; template: string; limits?: TemplateLimi
     template: '{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l | length }}',
   },
   { name: 'output: maxOutput 1000 stops 2000 characters', template: "{{ 'y' * 2000 }}", limits: { maxOutput: 1000 } },
+  // Filters and methods that build a string or list from a small value and a large number: the
+  // size is refused before it is allocated (V8 aborts the process on some oversized arrays).
+  { name: 'output: [1] | batch(300000000, 0)', template: '{{ [1] | batch(300000000, 0) | list | length }}' },
+  { name: 'output: [1] | slice(300000000, 0)', template: '{{ [1] | slice(300000000, 0) | list | length }}' },
+  { name: "output: a 60 M string | replace('', 'y')", template: "{{ ('x' * (6 * 10**7)) | replace('', 'y') | length }}" },
+  { name: "output: a 60 M string .replace('', 'y')", template: "{{ ('x' * (6 * 10**7)).replace('', 'y') | length }}" },
+  { name: "output: replace('x', 1,000 characters) over 10^6 x", template: "{{ ('x' * 1000000) | replace('x', 'y' * 1000) | length }}" },
+  { name: "output: '%500000000s' | format", template: "{{ '%500000000s' | format('a') | length }}" },
+  { name: "output: '{:>500000000}'.format", template: "{{ '{:>500000000}'.format('a') | length }}" },
+  { name: 'output: center(500000000)', template: "{{ 'a' | center(500000000) | length }}" },
+  {
+    name: 'output: ljust / rjust / zfill(500000000)',
+    template: "{{ 'a'.ljust(500000000) | length }}{{ 'a'.rjust(500000000) | length }}{{ 'a'.zfill(500000000) | length }}",
+  },
+  { name: 'output: expandtabs(10^6) of 1,000 tabs', template: "{{ ('\t' * 1000).expandtabs(1000000) | length }}" },
+  { name: 'output: indent(500000000)', template: "{{ 'a\nb' | indent(500000000) | length }}" },
+  { name: 'output: tojson(indent=500000000)', template: '{{ [1, 2] | tojson(indent=500000000) | length }}' },
+  {
+    name: 'output: a 10 M separator joined 100 times',
+    template: "{% set sep = 'x' * 10000000 %}{{ sep.join(['a'] * 100) | length }}{{ (['a'] * 100) | join(sep) | length }}",
+  },
+  { name: 'output: sum(start=[]) of 2,000 lists of 1,000', template: '{{ ([[1] * 1000] * 2000) | sum(start=[]) | length }}' },
+  // Past V8's own string maximum (about 2^29) under a raised maxOutput: V8's RangeError is a limit too.
+  { name: 'output: a string past V8 maximum (maxOutput raised)', template: "{{ ('x' * 600000000) | length }}", limits: { maxOutput: 2_000_000_000 } },
+  // A big string operation repeated in a loop: its work counts toward maxIterations (one per
+  // 1024 characters built, one per 16 replacements), or this runs for hours.
+  {
+    name: 'work: replace over 10 M characters, 10^5 times',
+    template: "{% set big = 'x' * 10000000 %}{% for i in range(100000) %}{% set y = big.replace('x', 'y') %}{% endfor %}done",
+  },
+  {
+    name: 'work: center(2000000), 10^5 times',
+    template: "{% set big = 'x' * 1000000 %}{% for i in range(100000) %}{% set y = big | center(2000000) %}{% endfor %}done",
+  },
+  // Big integers: Python computes them (slowly), the engine refuses a result over MAX_INT_BITS
+  // (runtime.ts) and counts big results against maxIterations.
+  { name: 'integers: 7 ** (3 * 10**7)', template: '{{ 7 ** (3 * 10**7) }}' },
+  { name: 'integers: (3 ** 10**8) > 5', template: '{{ (3 ** (10**8)) > 5 }}' },
+  {
+    name: 'integers: a product squared 40 times',
+    template: '{% set ns = namespace(x=3) %}{% for i in range(40) %}{% set ns.x = ns.x * ns.x %}{% endfor %}{{ ns.x > 0 }}',
+  },
+  {
+    name: 'integers: 10^5 multiplications of 60,000-bit numbers',
+    template: '{% set big = 3 ** 37000 %}{% for i in range(100000) %}{% set x = big * 7 %}{% endfor %}done',
+  },
   // Recursion depth: a stack overflow without the limit.
   { name: 'depth: a macro that calls itself forever', template: '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}' },
   { name: 'depth: two macros calling each other', template: '{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n + 1) }}{% endmacro %}{{ a(0) }}' },

@@ -1,5 +1,6 @@
 import { loads } from './engine/json.js';
-import { TextMap } from './engine/values.js';
+import { intNum, intStr, TextMap } from './engine/values.js';
+import { pythonFloatRepr, pythonJsonString } from './pyjson.js';
 import type { ChatMessage, ToolDefinition } from './messages.js';
 
 /** Marks a piece of caller text with its owner (used by token accounting); identity when rendering normally. */
@@ -13,10 +14,13 @@ export function pythonJsonDumps(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
   if (typeof value === 'object') {
-    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJsonDumps(v)}`);
+    const parts = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pythonJsonString(k, false)}: ${pythonJsonDumps(v)}`);
     return `{${parts.join(', ')}}`;
   }
-  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return value.toString();
+  // As the engine reads a number (an integral one is an int): Python prints a float with repr,
+  // 1e-05 where JS writes 0.00001.
+  if (typeof value === 'number') return intNum(value) ? intStr(value) : pythonFloatRepr(value);
+  if (typeof value === 'string') return pythonJsonString(value, false);
   return JSON.stringify(value);
 }
 

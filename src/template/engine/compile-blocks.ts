@@ -2,12 +2,25 @@ import type { MacroArg, Stmt } from './ast.js';
 import { assign, BREAK, capture, captureBody, type CompileState, type CStmt, compileBody, compileExpr, GO } from './compile.js';
 import { LoopState } from './loop.js';
 import type { Run, Scope } from './runtime.js';
-import { fail, iterate, LimitError, PyCallable, Range, truthy, tuple } from './values.js';
+import { fail, iterate, LimitError, PyCallable, Range, strRepr, truthy, tuple } from './values.js';
 
 /**
  * The block statements compiled with their own scopes: macros (and call-block callers) and for
  * loops, including the hand-off of a top-level loop over `messages` to the incremental memo.
  */
+/** A macro: prints as Jinja2's Macro object does. */
+class Macro extends PyCallable {
+  constructor(
+    private readonly display: string,
+    ...rest: ConstructorParameters<typeof PyCallable>
+  ) {
+    super(...rest);
+  }
+  override toString(): string {
+    return this.display;
+  }
+}
+
 export function compileMacro(name: string, params: MacroArg[], bodyStmts: Stmt[], cs: CompileState, tag: string): (r: Run, s: Scope) => PyCallable {
   cs.nested++;
   const soft = cs.soft;
@@ -26,8 +39,11 @@ export function compileMacro(name: string, params: MacroArg[], bodyStmts: Stmt[]
   // A macro's behaviour is its body over its closure's variables (reads of which are recorded
   // when it runs inside an incremental loop): comparable across renders only when the closure
   // is the template's top-level scope (born 1), the same in every render.
+  // jinja2.runtime.Macro.__repr__: a call block's caller has no name.
+  const display = tag.startsWith('caller:') ? '<Macro anonymous>' : `<Macro ${strRepr(name)}>`;
   return (r, closure) =>
-    new PyCallable(
+    new Macro(
+      display,
       name,
       (args, kwargs) => {
         if (++r.depth > r.maxDepth) {

@@ -7,7 +7,7 @@ import { statementLine } from './lines.js';
 import { compileFor, compileMacro } from './compile-blocks.js';
 import { provBinop, provCallMethod, provCapture, provCmp, provFilter, provGetitem, provSlice, provTest, provWrite } from './provenance.js';
 import type { MemoLoops } from './loop.js';
-import { dictEntries, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
+import { dictEntries, dictSet, fail, isDict, iterate, Namespace, PyTuple, str, truthy, tuple } from './values.js';
 
 /**
  * Compiles the syntax tree to closures over plain values (values.ts): an expression becomes
@@ -252,6 +252,15 @@ function argList(args: CExpr[], r: Run, s: Scope): unknown[] {
   return a;
 }
 
+/**
+ * A filter or test by name: the tables are object literals, so `constructor`, `toString` and
+ * the like are properties they inherit, and must not be found (`0|constructor` would be
+ * Object called on the Run).
+ */
+export function ownEntry<T>(table: Record<string, T>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope): Kw {
   if (kwargs.length === 0) return null;
   const m = new Map<string, unknown>();
@@ -260,7 +269,7 @@ export function kwmap(kwargs: Array<readonly [string, CExpr]>, r: Run, s: Scope)
 }
 
 export function compileFilterOn(f: Extract<Expr, { t: 'filter' }>, cs: CompileState): (r: Run, s: Scope, v: unknown) => unknown {
-  const known = cs.prov ? provFilter(f.name) : FILTERS[f.name];
+  const known = cs.prov ? provFilter(f.name) : ownEntry(FILTERS, f.name);
   if (known === undefined && !cs.soft) throw new SyntaxErr(`No filter named '${f.name}'.`, f.line);
   const name = f.name;
   const fn: NonNullable<typeof known> = known ?? (() => fail(`No filter named '${name}'.`));
@@ -298,7 +307,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       const values = e.values.map((x) => compileExpr(x, cs));
       return (r, s) => {
         const m = new Map<unknown, unknown>();
-        for (let i = 0; i < keys.length; i++) m.set(keys[i]!(r, s), values[i]!(r, s));
+        for (let i = 0; i < keys.length; i++) dictSet(m, keys[i]!(r, s), values[i]!(r, s));
         return m;
       };
     }
@@ -378,7 +387,7 @@ export function compileExpr(e: Expr, cs: CompileState): CExpr {
       };
     }
     case 'test': {
-      const known = TESTS[e.name];
+      const known = ownEntry(TESTS, e.name);
       if (known === undefined && !cs.soft) throw new SyntaxErr(`No test named '${e.name}'.`, e.line);
       const tname = e.name;
       const found: NonNullable<typeof known> = known ?? (() => fail(`No test named '${tname}'.`));
@@ -515,11 +524,22 @@ function compileCompare(e: Extract<Expr, { t: 'compare' }>, cs: CompileState): C
         if (ns === null) return null;
         const o = ns.obj(r, s);
         if (!(o instanceof Namespace) || o.born >= r.rec!.nsStart) return null;
+        // Python's order: the left operand first. `other` may write ns.key (a macro that sets
+        // it), so whether the key was this iteration's own is decided when it is read.
+        let v: unknown;
+        let own = false;
+        if (nsLeft) {
+          v = o.attrs.get(ns.key);
+          own = r.rec!.wrote(o, ns.key);
+        }
         const x = other(r, s);
-        const v = o.attrs.get(ns.key);
+        if (!nsLeft) {
+          v = o.attrs.get(ns.key);
+          own = r.rec!.wrote(o, ns.key);
+        }
         r.line = line;
         const res = nsLeft ? cmp(op, v, x) : cmp(op, x, v);
-        if (!r.rec!.predicate(o, ns.key, op, nsLeft, x, res)) r.rec!.nsRead(o, ns.key, v);
+        if (!own && !r.rec!.predicate(o, ns.key, op, nsLeft, x, res, true)) r.rec!.nsRead(o, ns.key, v, true);
         return { v: res };
       };
       return (r, s) => {

@@ -1,7 +1,28 @@
 import { htmlEscape } from './markup.js';
 import { getitem, pySplitlines, pyStrip } from './methods.js';
 import { pyLower, pyUpper } from './pyunicode.js';
-import { dictEntries, fail, float, isDict, iterate, length, num, PyBytes, PyIter, PyTuple, PyView, Range, repr, str, truthy, typeName } from './values.js';
+import {
+  bigStr,
+  boundSize,
+  boundWork,
+  strCompare,
+  dictEntries,
+  fail,
+  float,
+  isDict,
+  iterate,
+  length,
+  num,
+  PyBytes,
+  PyIter,
+  PyTuple,
+  PyView,
+  Range,
+  repr,
+  str,
+  truthy,
+  typeName,
+} from './values.js';
 
 /**
  * Jinja2's text filters (jinja2/filters.py, jinja2/utils.py for urlize) and Python's `%`
@@ -69,7 +90,7 @@ function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> |
         case 'd':
         case 'i':
         case 'u':
-          s = int().toString();
+          s = bigStr(int());
           break;
         case 'f':
           s = pyFixed(num(v), prec === undefined ? 6 : Number(prec));
@@ -102,6 +123,7 @@ function printf(fmt: string, args: unknown[], mapping: Record<string, unknown> |
       }
       if (width !== undefined && cpLen(s) < Number(width)) {
         const pad = Number(width) - cpLen(s);
+        boundWork(s.length + pad);
         if (flags.includes('-')) s += ' '.repeat(pad);
         else if (flags.includes('0') && /[diufxXoeE]/.test(conv)) {
           const sg = /^[+ -]/.test(s) ? s[0]! : '';
@@ -252,9 +274,12 @@ export function wordwrap(s: unknown, width: unknown, breakLong: unknown, wrapstr
   if (typeof s !== 'string') fail(`'${typeName(s)}' object has no attribute 'splitlines'`);
   const sep = wrapstring === null || wrapstring === undefined ? '\n' : str(wrapstring);
   const w = num(width);
-  return pySplitlines(s)
-    .map((line) => textwrap(line, w, truthy(breakLong), truthy(breakHyphens)).join(sep))
-    .join(sep);
+  const lines = pySplitlines(s).flatMap((line) => {
+    const wrapped = textwrap(line, w, truthy(breakLong), truthy(breakHyphens));
+    return wrapped.length ? wrapped : [''];
+  });
+  boundWork(s.length + lines.length * sep.length);
+  return lines.join(sep);
 }
 
 // jinja2.utils._http_re and _email_re, with Python's Unicode \w and \d.
@@ -383,7 +408,7 @@ export function pformat(v: unknown): string {
 /** Python `a < b` for sort keys; throws where Python raises TypeError. */
 function pyLess(a: unknown, b: unknown): number {
   const num_ = (x: unknown) => typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint';
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return strCompare(a, b);
   if (num_(a) && num_(b)) return Number(a) - Number(b);
   throw new TypeError('unorderable');
 }
@@ -443,6 +468,7 @@ export function center(s: string, width: number): string {
   const len = cpLen(s);
   if (width <= len) return s;
   const total = width - len;
+  boundWork(s.length + total);
   const left = Math.floor(total / 2) + (total & width & 1);
   return ' '.repeat(left) + s + ' '.repeat(total - left);
 }
@@ -450,8 +476,10 @@ export function center(s: string, width: number): string {
 /** jinja2.filters.do_indent, with str.splitlines; the value must be a string (Jinja2 appends "\n" to it). */
 export function indentFilter(s: unknown, width: unknown, first: unknown, blank: unknown): string {
   if (typeof s !== 'string') fail(`can only concatenate str (not "${typeName(s)}") to str`);
+  if (typeof width !== 'string') boundSize(num(width ?? 4));
   const pad = typeof width === 'string' ? width : ' '.repeat(num(width ?? 4));
   const lines = pySplitlines(`${s}\n`);
+  boundWork(s.length + (lines.length + 1) * pad.length);
   let rv: string;
   if (truthy(blank)) rv = lines.join(`\n${pad}`);
   else {

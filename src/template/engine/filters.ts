@@ -15,9 +15,12 @@ import {
 } from './filters-text.js';
 import { escapeMarkup, htmlEscape, markupBinop } from './markup.js';
 import { getattr, getitem, pyStrip } from './methods.js';
+import { pyReplace } from './str-methods.js';
 import { pyCapitalize, pyIsLower, pyIsUpper, pyLower, pyUpper } from './pyunicode.js';
 import {
+  boundItems,
   compare,
+  MAX_STR_DIGITS,
   dictEntries,
   eq,
   fail,
@@ -104,6 +107,8 @@ function pyInt(v: unknown, def: unknown, base: unknown): unknown {
     const s = v.trim().replace(/_/g, '');
     const re = b === 10 ? /^[+-]?\d+$/ : b === 16 ? /^[+-]?(0x)?[0-9a-f]+$/i : b === 8 ? /^[+-]?(0o)?[0-7]+$/i : b === 2 ? /^[+-]?(0b)?[01]+$/i : /^$/;
     if (re.test(s)) {
+      // int() of more than 4300 decimal digits is a ValueError, and float() of it is inf, which int() refuses: the default.
+      if (b === 10 && s.replace(/^[+-]/, '').length > MAX_STR_DIGITS) return def ?? 0;
       const n = b === 10 ? Number(s) : parseInt(s.replace(/^([+-]?)0[xob]/i, '$1'), b);
       return Number.isSafeInteger(n) ? n : BigInt(s);
     }
@@ -238,10 +243,16 @@ export const FILTERS: Record<string, Filter> = {
     const n = num(a[0]);
     const items = toList(v);
     const out: unknown[][] = [];
-    for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
-    if (a.length > 1 && out.length && out[out.length - 1]!.length < n) {
+    // do_batch yields the batch before adding an item when the batch holds `linecount` items: so
+    // linecount 0 yields an empty batch first, and a negative one never ends a batch.
+    if (n === 0 && items.length) out.push([]);
+    const step = n > 0 ? n : Infinity;
+    for (let i = 0; i < items.length; i += step) out.push(items.slice(i, i + step));
+    const fill = a[1];
+    if (fill !== undefined && fill !== null && out.length && out[out.length - 1]!.length < n) {
       const last = out[out.length - 1]!;
-      while (last.length < n) last.push(a[1]);
+      boundItems(n);
+      while (last.length < n) last.push(fill);
     }
     return gen(out);
   },
@@ -314,27 +325,8 @@ export const FILTERS: Record<string, Filter> = {
   },
   reject: (h, v, a, k) => gen(selectOrReject(h, v, a, k, false, false)),
   rejectattr: (h, v, a, k) => gen(selectOrReject(h, v, a, k, true, false)),
-  replace: (h, v, a, k) => {
-    const s = str(v);
-    const old = str(a[0]);
-    const neu = str(a[1]);
-    const count = arg(a, k, 2, 'count', null);
-    if (count === null) {
-      if (old === '') return Array.from(s).reduce((acc, ch) => acc + ch + neu, neu);
-      const parts = s.split(old);
-      h.checkSize(s.length + (parts.length - 1) * neu.length);
-      return parts.join(neu);
-    }
-    let out = '';
-    let rest = s;
-    for (let i = 0; i < num(count); i++) {
-      const at = rest.indexOf(old);
-      if (at < 0) break;
-      out += rest.slice(0, at) + neu;
-      rest = rest.slice(at + old.length);
-    }
-    return out + rest;
-  },
+  // do_replace: str(s).replace(str(old), str(new), count), count None meaning all.
+  replace: (_h, v, a, k) => pyReplace(str(v), str(a[0]), str(a[1]), arg(a, k, 2, 'count', null) ?? undefined),
   reverse: (_h, m) => {
     const v = unmark(m);
     return keep(m, reverseOf(v));
@@ -346,6 +338,7 @@ export const FILTERS: Record<string, Filter> = {
   slice: (_h, v, a) => {
     const items = toList(v);
     const n = num(a[0]);
+    boundItems(n);
     const per = Math.floor(items.length / n);
     const extra = items.length % n;
     const out: unknown[][] = [];
@@ -381,11 +374,16 @@ export const FILTERS: Record<string, Filter> = {
   striptags: (_h, v) => striptags(str(v)),
   sum: (_h, v, a, k) => {
     const attr = arg(a, k, 0, 'attribute', null);
-    let total: unknown = arg(a, k, 1, 'start', 0);
+    const start = arg(a, k, 1, 'start', 0);
+    let total: unknown = start;
     for (const x of iterate(v)) {
       const y = attr === null ? x : attrPath(x, attr);
-      if (Array.isArray(total) && Array.isArray(y)) total = [...total, ...y];
-      else total = isFloat(total) || isFloat(y) ? float(num(total) + num(y)) : num(total) + num(y);
+      if (Array.isArray(total) && Array.isArray(y)) {
+        // Python's list + list builds a new list each time; appending to a copy is the same value, in linear time.
+        boundItems(total.length + y.length);
+        if (total === start) total = [...total];
+        for (const z of y) (total as unknown[]).push(z);
+      } else total = isFloat(total) || isFloat(y) ? float(num(total) + num(y)) : num(total) + num(y);
     }
     return total;
   },
@@ -408,15 +406,18 @@ export const FILTERS: Record<string, Filter> = {
   unique: (_h, v, a, k) => {
     const cs = truthy(arg(a, k, 0, 'case_sensitive', false));
     const attr = arg(a, k, 1, 'attribute', null);
+    // A set of the keys: strings and numbers by a hash key, anything else (tuples) compared with ==.
+    const hashed = new Set<string>();
     const seen: unknown[] = [];
     const out: unknown[] = [];
     for (const x of iterate(v)) {
       const key = sortKey(attr === null ? x : attrPath(x, attr), cs);
       if ((Array.isArray(key) && !(key instanceof PyTuple)) || isDict(key)) fail(`unhashable type: '${typeName(key)}'`);
-      if (!seen.some((s) => eq(s, key))) {
-        seen.push(key);
-        out.push(x);
-      }
+      const h = hashKey(key);
+      if (h !== null ? hashed.has(h) : seen.some((s) => eq(s, key))) continue;
+      if (h !== null) hashed.add(h);
+      else seen.push(key);
+      out.push(x);
     }
     return gen(out);
   },
@@ -453,6 +454,23 @@ function mapFilter(h: FilterHost, v: unknown, a: unknown[], k: Kw): unknown[] {
   if (a.length === 0) return fail('map requires a filter argument');
   const name = str(a[0]);
   return items.map((x) => h.filter(name, x, a.slice(1), k));
+}
+
+/**
+ * A string that is the same for keys Python's set treats as one (1, 1.0 and True; a str and a
+ * Markup of the same text), or null for a key compared with == instead (NaN, tuples, Undefined).
+ */
+function hashKey(k: unknown): string | null {
+  if (typeof k === 'string') return `s${k}`;
+  if (k instanceof Markup) return `s${k.s}`;
+  if (k === null) return 'None';
+  if (typeof k === 'boolean') return k ? 'n1' : 'n0';
+  const n = k instanceof PyFloat ? k.v : k;
+  if (typeof n === 'bigint') return `n${n}`;
+  if (typeof n !== 'number' || Number.isNaN(n)) return null;
+  if (!Number.isInteger(n)) return `n${n}`;
+  // An integral float equals the int of its value: the same digits as a bigint's.
+  return `n${Math.abs(n) < 1e21 ? String(n === 0 ? 0 : n) : BigInt(n)}`;
 }
 
 function gen(items: unknown[]): PyIter {

@@ -7,7 +7,22 @@ import { type EngineMemo, memoLoops } from './memo.js';
 import { parse } from './parser.js';
 import { DEFAULT_LIMITS, Run, Scope, type TemplateLimits } from './runtime.js';
 import { ProvRun } from './provenance.js';
-import { ContentUnsafeError, ProvStr, dictEntries, fail, isDict, LimitError, Namespace, num, PyCallable, RaisedError, Range, TemplateError } from './values.js';
+import {
+  bounds,
+  ContentUnsafeError,
+  ProvStr,
+  dictEntries,
+  dictSet,
+  fail,
+  isDict,
+  LimitError,
+  Namespace,
+  num,
+  PyCallable,
+  RaisedError,
+  Range,
+  TemplateError,
+} from './values.js';
 
 export type { TemplateLimits } from './runtime.js';
 export { DEFAULT_LIMITS } from './runtime.js';
@@ -168,7 +183,7 @@ function globals(r: Run, now: () => Date): Map<string, unknown> {
       'dict',
       (a, k) => {
         const m = new Map<unknown, unknown>();
-        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) m.set(key, v);
+        for (const x of a) if (isDict(x)) for (const [key, v] of dictEntries(x)) dictSet(m, key, v);
         if (k) for (const [key, v] of k) m.set(key, v);
         return m;
       },
@@ -257,11 +272,17 @@ export class Engine implements CompiledTemplate {
       const m = context.messages;
       r.messagesList = Array.isArray(m) ? m : null;
     }
+    const saved = { ...bounds };
+    bounds.maxOutput = this.limits.maxOutput;
+    bounds.maxItems = this.limits.maxIterations;
+    bounds.tick = (n) => r.tick(n);
     try {
       this.body(r, top);
     } catch (err) {
       memo?.reset();
       throw this.wrap(err, r.line, 'failed');
+    } finally {
+      Object.assign(bounds, saved);
     }
     if (r.pieces === null) return { text: r.out, pieces: undefined };
     r.pieces.push(r.out);
@@ -281,6 +302,9 @@ export class Engine implements CompiledTemplate {
     if (err instanceof LimitError) return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: ${err.message}${at}`, opts);
     if (err instanceof RangeError && /call stack/i.test(err.message))
       return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: recursion too deep${at}`, opts);
+    // A string or array past V8's own maximum, built somewhere no explicit bound caught it.
+    if (err instanceof RangeError && /invalid (string|array|typed array) length/i.test(err.message))
+      return new PromptencError('E_TEMPLATE_LIMIT', `chat template ${what}: a value too large (${err.message})${at}`, opts);
     if (err instanceof TemplateError) return new PromptencError('E_TEMPLATE', `chat template ${what}: ${err.message}${at}`, opts);
     return new PromptencError('E_TEMPLATE', `chat template ${what}: ${(err as Error)?.message ?? String(err)}${at}`, opts);
   }

@@ -1,5 +1,5 @@
 import { pythonFloatRepr, pythonJsonString } from '../pyjson.js';
-import { dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
+import { bigStr, boundSize, strCompare, dictEntries, fail, intNum, intStr, isDict, LimitError, Markup, PyFloat, TemplateError, typeName } from './values.js';
 
 export interface DumpsOptions {
   indent: number | string | null;
@@ -18,6 +18,7 @@ const MAX_DEPTH = 1000;
  * (int/float to their text, True to "true", None to "null"). Undefined is not serialisable.
  */
 export function dumps(v: unknown, o: DumpsOptions): string {
+  if (typeof o.indent === 'number') boundSize(o.indent);
   const indent = o.indent === null ? null : typeof o.indent === 'number' ? ' '.repeat(Math.max(0, o.indent)) : o.indent;
   const [itemSep, keySep] = o.separators ?? (indent !== null ? [',', ': '] : [', ', ': ']);
   const stack: unknown[] = [];
@@ -26,7 +27,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (k instanceof Markup) return k.s;
     if (typeof k === 'number') return intNum(k) ? intStr(k) : pythonFloatRepr(k);
     if (k instanceof PyFloat) return pythonFloatRepr(k.v);
-    if (typeof k === 'bigint') return k.toString();
+    if (typeof k === 'bigint') return bigStr(k);
     if (k === true) return 'true';
     if (k === false) return 'false';
     if (k === null) return 'null';
@@ -39,13 +40,14 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     if (typeof x === 'string') return pythonJsonString(x, o.ensureAscii);
     if (typeof x === 'number') return intNum(x) ? intStr(x) : pythonFloatRepr(x);
     if (x instanceof PyFloat) return pythonFloatRepr(x.v);
-    if (typeof x === 'bigint') return x.toString();
+    if (typeof x === 'bigint') return bigStr(x);
     if (x instanceof Markup) return pythonJsonString(x.s, o.ensureAscii);
     const arr = Array.isArray(x);
     if (!arr && !isDict(x)) return fail(`Object of type ${typeName(x)} is not JSON serializable`);
     if (stack.includes(x)) throw new TemplateError('cyclic data: Circular reference detected');
     if (depth >= MAX_DEPTH) throw new LimitError(`data nested more than ${MAX_DEPTH} levels deep`);
     stack.push(x);
+    if (indent !== null) boundSize(indent.length * (depth + 1));
     const pad = indent !== null ? `\n${indent.repeat(depth + 1)}` : '';
     const close = indent !== null ? `\n${indent.repeat(depth)}` : '';
     let parts: string[];
@@ -62,7 +64,7 @@ export function dumps(v: unknown, o: DumpsOptions): string {
           dictEntries(x as Record<string, unknown>).map(([k]) => (typeof k === 'string' ? 's' : k === null || typeof k === 'boolean' ? typeof k : 'n')),
         );
         if (kinds.size > 1) fail("'<' not supported between keys of different types");
-        entries = entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        entries = entries.sort(([a], [b]) => strCompare(a, b));
       }
       parts = entries.map(([k, y]) => `${pythonJsonString(k, o.ensureAscii)}${keySep}${go(y, depth + 1)}`);
       open = '{';
@@ -70,6 +72,9 @@ export function dumps(v: unknown, o: DumpsOptions): string {
     }
     stack.pop();
     if (parts.length === 0) return open + end;
+    let n = close.length + 2;
+    for (const p of parts) n += p.length + itemSep.length + pad.length;
+    boundSize(n);
     return `${open}${pad}${parts.join(itemSep + pad)}${close}${end}`;
   };
   return go(v, 0);

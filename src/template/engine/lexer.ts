@@ -53,6 +53,10 @@ function pyUnescape(body: string, line: number): string {
       let oct = n;
       while (oct.length < 3 && body[i + 1]! >= '0' && body[i + 1]! <= '7') oct += body[++i];
       out += String.fromCharCode(parseInt(oct, 8));
+    } else if (n === 'N') {
+      // unicode-escape's \N{NAME} needs the Unicode character name database, which the engine
+      // does not carry: refused, rather than printed as the wrong text.
+      throw new SyntaxErr('\\N{...} escapes (Unicode character names) are not supported', line);
     } else out += `\\${n}`;
   }
   return out;

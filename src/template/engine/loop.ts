@@ -62,6 +62,11 @@ export class LoopState extends PyObject {
     }
   }
 
+  /** Jinja2's LoopContext repr; read through attr() so that an incremental render records the reads. */
+  override toString(): string {
+    return `<LoopContext ${String(this.attr('index'))}/${String(this.attr('length'))}>`;
+  }
+
   attr(name: string): unknown {
     if (name === 'cycle') {
       const i = this.index0;

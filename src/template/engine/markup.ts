@@ -1,4 +1,4 @@
-import { dictEntries, isDict, Markup, PyTuple, str, tuple, unmark } from './values.js';
+import { boundSize, dictEntries, isDict, Markup, PyTuple, str, tuple, unmark } from './values.js';
 
 /**
  * markupsafe.Markup's behaviour (markupsafe/__init__.py) over the engine's values: what a
@@ -95,6 +95,7 @@ export function markupBinop(op: string, a: unknown, b: unknown, percent: (fmt: s
   if (op === '*') {
     const [m, n] = a instanceof Markup ? [a, b] : [b as Markup, a];
     if (!(typeof n === 'boolean' || (typeof n === 'number' && Number.isInteger(n)))) return undefined;
+    boundSize(m.s.length * Math.max(0, Number(n)));
     return new Markup(m.s.repeat(Math.max(0, Number(n))));
   }
   if (op === '%' && a instanceof Markup) {

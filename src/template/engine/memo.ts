@@ -43,6 +43,8 @@ interface IterRec {
   loopReads: Array<[string, unknown]>;
   msgItems: Array<[unknown, unknown]>;
   msgLength: number;
+  /** What the iteration counted toward maxIterations (its inner loops too): charged again on reuse. */
+  ticks: number;
 }
 
 /**
@@ -150,8 +152,11 @@ class IterRecorder implements Recorder {
     if (o === NONE) rec.outer = [e];
     else o.push(e);
   }
-  nsRead(ns: Namespace, key: string, v: unknown): void {
-    if (this.written?.has(`${ns.born}\u0000${key}`)) return;
+  wrote(ns: Namespace, key: string): boolean {
+    return this.written?.has(`${ns.born}\u0000${key}`) === true;
+  }
+  nsRead(ns: Namespace, key: string, v: unknown, before = false): void {
+    if (!before && this.written?.has(`${ns.born}\u0000${key}`)) return;
     const rec = this.rec;
     if (rec.nsReads === NONE) rec.nsReads = [];
     rec.nsReads.push([ns.born, key, v]);
@@ -165,8 +170,8 @@ class IterRecorder implements Recorder {
     if (rec.writes === NONE) rec.writes = [];
     rec.writes.push([ns.born, key, v]);
   }
-  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean): boolean {
-    if (this.written?.has(`${ns.born}\u0000${key}`)) return true;
+  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean, before = false): boolean {
+    if (!before && this.written?.has(`${ns.born}\u0000${key}`)) return true;
     if (other !== null && typeof other === 'object' && !(other instanceof PyFloat)) return false;
     const rec = this.rec;
     if (rec.preds === NONE) rec.preds = [];
@@ -267,7 +272,20 @@ function flatten(s: string): string {
 const NONE: never[] = [];
 
 function newRec(item: unknown): IterRec {
-  return { item, out: '', broke: false, tainted: false, outer: NONE, nsReads: NONE, preds: NONE, writes: NONE, loopReads: NONE, msgItems: NONE, msgLength: -1 };
+  return {
+    item,
+    out: '',
+    broke: false,
+    tainted: false,
+    outer: NONE,
+    nsReads: NONE,
+    preds: NONE,
+    writes: NONE,
+    loopReads: NONE,
+    msgItems: NONE,
+    msgLength: -1,
+    ticks: 1,
+  };
 }
 
 export const memoLoops: MemoLoops = {
@@ -294,7 +312,8 @@ export const memoLoops: MemoLoops = {
     for (let i = 0; i < items.length; i++) {
       const prev = old[i];
       if (prev !== undefined && reusable(prev, r, s, items, i, state, cache)) {
-        r.tick();
+        // A reused iteration counts what evaluating it counted: a session fails where a full render would.
+        r.tick(prev.ticks);
         memo.reused++;
         state.index0 = i;
         pieces.push(prev.out);
@@ -320,8 +339,10 @@ export const memoLoops: MemoLoops = {
       nsHook.read = onNsRead;
       nsHook.whole = onNsWhole;
       let flow: number;
+      const ticks0 = r.iterations;
       try {
         flow = one(i);
+        rec.ticks = r.iterations - ticks0;
       } finally {
         r.rec = saved;
         state.onRead = null;

@@ -440,7 +440,8 @@ const filterCache = new Map<string, Filter>();
 
 /** The filter as a provenance render runs it, or undefined when there is no such filter. */
 export function provFilter(name: string): Filter | undefined {
-  const known = FILTERS[name];
+  // Own properties only: `constructor` and the like are not filters.
+  const known = Object.hasOwn(FILTERS, name) ? FILTERS[name] : undefined;
   if (known === undefined) return undefined;
   let f = filterCache.get(name);
   if (f !== undefined) return f;

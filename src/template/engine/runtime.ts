@@ -26,7 +26,12 @@ import {
 export interface TemplateLimits {
   /** Longest output (and longest string or list a template may build), in UTF-16 code units. Default 64 Mi. */
   maxOutput?: number;
-  /** Loop iterations (summed over every loop of a render, range() and list() included). Default 1 M. */
+  /**
+   * Loop iterations (summed over every loop of a render, range() and list() included; an integer
+   * result over 1024 bits counts one per 64 bits, and none may exceed MAX_INT_BITS). Also the
+   * longest list a filter may build. A filter or method that builds a string counts one per
+   * 1024 characters of it (and replace one per 16 replacements). Default 1 M.
+   */
   maxIterations?: number;
   /** Macro call depth, and nesting depth of the template's syntax. Default 200. */
   maxDepth?: number;
@@ -50,10 +55,13 @@ export interface Recorder {
   /** Namespaces numbered below this were created outside the iteration. */
   readonly nsStart: number;
   outer(name: string, v: unknown): void;
-  nsRead(ns: Namespace, key: string, v: unknown): void;
+  /** `before`: the key was read before this iteration wrote it (it may have written it since). */
+  nsRead(ns: Namespace, key: string, v: unknown, before?: boolean): void;
+  /** The iteration has written ns.key. */
+  wrote(ns: Namespace, key: string): boolean;
   nsWrite(ns: Namespace, key: string, v: unknown): void;
   /** `ns.key <op> other` (ns outside): recorded as its answer. false: record a plain read instead. */
-  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean): boolean;
+  predicate(ns: Namespace, key: string, op: string, nsLeft: boolean, other: unknown, result: boolean, before?: boolean): boolean;
   taint(): void;
 }
 
@@ -117,13 +125,13 @@ export class Run implements FilterHost {
   }
 
   filter(name: string, value: unknown, args: unknown[], kwargs: Kw): unknown {
-    const f = FILTERS[name];
+    const f = Object.hasOwn(FILTERS, name) ? FILTERS[name] : undefined;
     if (f === undefined) return fail(`No filter named '${name}'.`);
     return f(this, value, args, kwargs);
   }
 
   test(name: string, value: unknown, args: unknown[], _kwargs: Kw): boolean {
-    const t = TESTS[name];
+    const t = Object.hasOwn(TESTS, name) ? TESTS[name] : undefined;
     if (t === undefined) return fail(`No test named '${name}'.`);
     return t(this, value, args);
   }
@@ -151,6 +159,33 @@ function big(v: unknown): bigint {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'boolean') return v ? 1n : 0n;
   return BigInt(num(v));
+}
+
+/**
+ * Python ints have no size limit, but a big-integer result costs time to build and more to
+ * print: `7 ** (3 * 10**7)` took half a minute. A result over MAX_INT_BITS bits (about 19,700
+ * decimal digits; Python refuses to print over 4300) is refused with E_TEMPLATE_LIMIT, and one
+ * over 1024 bits counts a loop iteration per 64 bits, so that a loop of big multiplications is
+ * bounded by maxIterations too.
+ */
+export const MAX_INT_BITS = 65_536;
+
+function bitLength(x: bigint): number {
+  return x === 0n ? 0 : (x < 0n ? -x : x).toString(16).length * 4;
+}
+
+function intBits(r: Run, bits: number): void {
+  if (bits > MAX_INT_BITS) throw new LimitError(`an integer of more than ${MAX_INT_BITS} bits`);
+  if (bits > 1024) r.tick(Math.ceil(bits / 64));
+}
+
+function bigPow(r: Run, x: bigint, y: bigint): bigint {
+  const ax = x < 0n ? -x : x;
+  if (ax <= 1n || y === 0n) return x ** y;
+  // log2|x| * y, the result's size, before computing it.
+  const lx = ax <= 2n ** 53n ? Math.log2(Number(ax)) : bitLength(ax) - 4;
+  intBits(r, lx * Number(y));
+  return x ** y;
 }
 
 function intOrFloat(a: unknown, b: unknown, x: number): unknown {
@@ -191,6 +226,7 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
           z = x - y;
           break;
         case '*':
+          intBits(r, bitLength(x) + bitLength(y));
           z = x * y;
           break;
         case '//':
@@ -202,7 +238,8 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
           z = ((x % y) + y) % y;
           break;
         case '**':
-          z = x ** y;
+          if (y < 0n) return float(Number(x) ** Number(y));
+          z = bigPow(r, x, y);
           break;
         default:
           return fail(`bad operator ${op}`);
@@ -237,7 +274,7 @@ export function binop(r: Run, op: string, a: unknown, b: unknown): unknown {
         if (x < 0 && !Number.isInteger(y)) fail('a negative number to a fractional power has no float result');
         if (!isFloat(a) && !isFloat(b) && y < 0) return float(x ** y);
         const z = x ** y;
-        if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return big(a) ** big(b);
+        if (!isFloat(a) && !isFloat(b) && !Number.isSafeInteger(z)) return bigPow(r, big(a), big(b));
         return intOrFloat(a, b, z);
       }
       default:

@@ -1,4 +1,25 @@
-import { bmp, dictEntries, dictKeys, fail, isDict, isInt, length, num, PyBytes, PyObject, PyTuple, repr, str, truthy, tuple, typeName } from './values.js';
+import {
+  bigStr,
+  bmp,
+  bounds,
+  boundSize,
+  boundWork,
+  dictEntries,
+  dictKeys,
+  fail,
+  isDict,
+  isInt,
+  length,
+  num,
+  PyBytes,
+  PyObject,
+  PyTuple,
+  repr,
+  str,
+  truthy,
+  tuple,
+  typeName,
+} from './values.js';
 import { getattr, slice } from './methods.js';
 import {
   type PyCharClass,
@@ -85,7 +106,8 @@ function rsplit(s: string, sep: unknown, maxsplit: unknown): string[] {
     let end = s.length;
     const tail = parts.slice(parts.length - max);
     for (let k = tail.length - 1; k >= 0; k--) end = s.lastIndexOf(tail[k]!, end - 1);
-    return [stripChars(s.slice(0, end), undefined, true, true), ...tail];
+    // Python strips only the whitespace it split at: the head keeps its leading whitespace.
+    return [stripChars(s.slice(0, end), undefined, false, true), ...tail];
   }
   const str_ = sep as string;
   const out: string[] = [];
@@ -150,19 +172,42 @@ function affix(_s: string, arg: unknown, fn: (p: string) => boolean): boolean {
   return fail(`startswith first arg must be str or a tuple of str, not ${typeName(arg)}`);
 }
 
-function replace(s: string, old: unknown, neu: unknown, count: unknown): string {
+/**
+ * str.replace (count < 0: all). The result's size is known before it is built (and bounded);
+ * the replacement is a function so that `$` in `neu` stays literal.
+ */
+export function pyReplace(s: string, old: unknown, neu: unknown, count: unknown): string {
   if (typeof old !== 'string' || typeof neu !== 'string') fail('replace() arguments must be str');
-  const max = count === undefined ? -1 : num(count);
-  if (max < 0) return old === '' ? Array.from(s).reduce((acc, ch) => acc + ch + neu, neu) : s.split(old).join(neu);
-  let out = '';
-  let rest = s;
-  for (let k = 0; k < max; k++) {
-    const at = rest.indexOf(old);
-    if (at < 0) break;
-    out += rest.slice(0, at) + neu;
-    rest = rest.slice(at + Math.max(old.length, 0));
+  const max = count === undefined || count === null ? -1 : num(count);
+  const put = () => neu;
+  if (old === '') {
+    // An empty `old` matches before each character and at the end.
+    let cps = s.length;
+    for (let i = 0; i + 1 < s.length; i++) {
+      const c = s.charCodeAt(i);
+      const d = s.charCodeAt(i + 1);
+      if (c >= 0xd800 && c < 0xdc00 && d >= 0xdc00 && d < 0xe000) {
+        cps--;
+        i++;
+      }
+    }
+    const k = max < 0 ? cps + 1 : Math.min(max, cps + 1);
+    boundWork(s.length + k * neu.length);
+    if (k >= 16) bounds.tick?.(Math.floor(k / 16));
+    if (k === cps + 1) return s.replace(/(?:)/gu, put);
+    let n = 0;
+    return s.replace(/(?=[\s\S])/gu, () => (n++ < k ? neu : ''));
   }
-  return out + rest;
+  let found = 0;
+  for (let at = s.indexOf(old); at >= 0 && (max < 0 || found < max); at = s.indexOf(old, at + old.length)) found++;
+  boundWork(s.length + found * (neu.length - old.length));
+  // Each replacement costs about what a loop iteration does: 1 per 16 counts toward maxIterations.
+  if (found >= 16) bounds.tick?.(Math.floor(found / 16));
+  if (found === 0) return s;
+  // All of them: the native replacement, `$` escaped so that it stays literal.
+  if (max < 0) return s.replaceAll(old, neu.replaceAll('$', '$$$$'));
+  let n = 0;
+  return s.replaceAll(old, (m) => (n++ < found ? neu : m));
 }
 
 /** Python's format-spec mini-language, the common part: [[fill]align][sign][0][width][,][.precision][type]. */
@@ -180,7 +225,7 @@ function formatSpec(v: unknown, spec: string): string {
     if (type === '%') out += '%';
   } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
     const n = typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v)));
-    out = n.toString(type === 'd' ? 10 : type === 'o' ? 8 : type === 'b' ? 2 : 16);
+    out = type === 'd' ? bigStr(n) : n.toString(type === 'o' ? 8 : type === 'b' ? 2 : 16);
     if (type === 'X') out = out.toUpperCase();
   } else out = str(v);
   if (prec !== undefined && (type === 's' || (type === undefined && typeof v === 'string'))) out = out.slice(0, Number(prec));
@@ -193,6 +238,7 @@ function formatSpec(v: unknown, spec: string): string {
   const len = Array.from(out).length;
   if (len >= w) return out;
   const padn = w - len;
+  boundWork(out.length + padn * fill.length);
   if (al === '<') return out + fill.repeat(padn);
   if (al === '>') return fill.repeat(padn) + out;
   if (al === '^') return fill.repeat(Math.floor(padn / 2)) + out + fill.repeat(padn - Math.floor(padn / 2));
@@ -253,6 +299,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       for (const ch of s) {
         if (ch === '\t') {
           const n = size > 0 ? size - (col % size) : 0;
+          if (out.length + n > 0x100000) boundSize(out.length + n + s.length);
           out += ' '.repeat(n);
           col += n;
         } else {
@@ -263,7 +310,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       return out;
     }
     case 'replace':
-      return replace(s, a[0], a[1], a[2]);
+      return pyReplace(s, a[0], a[1], a[2]);
     case 'upper':
       return pyUpper(s);
     case 'lower':
@@ -286,8 +333,13 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
     case 'count':
       if (typeof a[0] !== 'string') fail(`must be str, not ${typeName(a[0])}`);
       return countIn(s, a[0], a[1], a[2]);
-    case 'join':
-      return Array.from(iterStrings(a[0])).join(s);
+    case 'join': {
+      const parts = Array.from(iterStrings(a[0]));
+      let n = 0;
+      for (const p of parts) n += p.length + s.length;
+      boundWork(n);
+      return parts.join(s);
+    }
     case 'isdigit':
     case 'isnumeric':
     case 'isdecimal':
@@ -315,6 +367,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const total = w - len;
+      boundWork(s.length + total * fill.length);
       if (name === 'ljust') return s + fill.repeat(total);
       if (name === 'rjust') return fill.repeat(total) + s;
       const left = Math.floor(total / 2) + (total & w & 1);
@@ -325,6 +378,7 @@ export function strMethod(s: string, name: string, a: unknown[], kw: Kw = null):
       const len = Array.from(s).length;
       if (w <= len) return s;
       const sign = s[0] === '-' || s[0] === '+' ? s[0] : '';
+      boundWork(s.length + w - len);
       return sign + '0'.repeat(w - len) + s.slice(sign.length);
     }
     case 'removeprefix':

@@ -59,6 +59,9 @@ export class PyCallable extends PyObject {
   ) {
     super();
   }
+  override toString(): string {
+    return `<function ${this.name}>`;
+  }
 }
 
 /** A dict mapping that prints as the JSON text it came from (tool-call arguments; see render.ts). */
@@ -187,6 +190,38 @@ export class ContentUnsafeError extends Error {}
 export class TemplateError extends Error {}
 /** A limit was reached. */
 export class LimitError extends Error {}
+
+/**
+ * The running render's limits, for the filters and methods that build a string or a list: they
+ * are called without the Run, and must refuse a size before allocating it (V8 aborts the process
+ * on some oversized arrays instead of throwing). Renders are synchronous, so Engine.renderWith
+ * sets these for the length of a render and restores them after.
+ */
+export const bounds: { maxOutput: number; maxItems: number; tick: ((n: number) => void) | null } = {
+  maxOutput: 64 * 1024 * 1024,
+  maxItems: 1_000_000,
+  tick: null,
+};
+
+/** A string of `n` UTF-16 code units is about to be built. */
+export function boundSize(n: number): void {
+  if (n > bounds.maxOutput) throw new LimitError(`a value longer than ${bounds.maxOutput} (limits.maxOutput)`);
+}
+
+/**
+ * boundSize, and the work counted: building a string of n units counts n / 1024 loop
+ * iterations, so that a loop repeating a big string operation (a replace over megabytes, say)
+ * stops at maxIterations instead of running for hours.
+ */
+export function boundWork(n: number): void {
+  boundSize(n);
+  if (n >= 1024 && bounds.tick !== null) bounds.tick(Math.floor(n / 1024));
+}
+
+/** A list of `n` items is about to be built. */
+export function boundItems(n: number): void {
+  if (n > bounds.maxItems) throw new LimitError(`a list longer than ${bounds.maxItems} items (limits.maxIterations)`);
+}
 /** raise_exception(...) from the template. */
 export class RaisedError extends Error {}
 
@@ -217,7 +252,8 @@ export function isNumber(v: unknown): boolean {
 
 /** The JS number of an int/float/bool (bool is an int in Python). */
 export function num(v: unknown): number {
-  if (typeof v === 'number') return v;
+  // A plain -0 is an int (a float -0.0 is a PyFloat): Python's int 0, as json.loads('-0') gives.
+  if (typeof v === 'number') return v === 0 ? 0 : v;
   if (v instanceof PyFloat) return v.v;
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'bigint') return Number(v);
@@ -310,6 +346,53 @@ export function floatRepr(x: number): string {
   return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
 }
 
+/**
+ * Python's str(int) in decimal: more than 4300 digits is a ValueError
+ * (sys.int_info.default_max_str_digits, Python 3.11+; the conversion is quadratic). The hex
+ * length bounds the digit count first, so a huge value is refused without converting it.
+ */
+/**
+ * Python's str ordering, by code point: JS's `<` compares UTF-16 units, which puts an astral
+ * character (a surrogate pair, 0xD800...) before U+E000..U+FFFF.
+ */
+export function strCompare(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  if (i === n) return a.length < b.length ? -1 : 1;
+  // The character that differs starts one unit back when the common unit before is a high surrogate.
+  const h = i > 0 ? a.charCodeAt(i - 1) : 0;
+  if (h >= 0xd800 && h < 0xdc00) i--;
+  const x = a.codePointAt(i)!;
+  const y = b.codePointAt(i)!;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/**
+ * d[k] = v for a dict the template builds: Python's 1, 1.0 and True are one key (the first one
+ * stays, with the last value), which a JS Map keeps apart.
+ */
+export function dictSet(m: Map<unknown, unknown>, k: unknown, v: unknown): void {
+  const numeric = (x: unknown) => typeof x === 'number' || typeof x === 'boolean' || typeof x === 'bigint' || x instanceof PyFloat;
+  if (!m.has(k) && numeric(k))
+    for (const old of m.keys())
+      if (numeric(old) && eq(old, k)) {
+        m.set(old, v);
+        return;
+      }
+  m.set(k, v);
+}
+
+export function bigStr(v: bigint): string {
+  const hexLen = (v < 0n ? -v : v).toString(16).length;
+  const s = hexLen > 3600 ? '' : v.toString();
+  if (hexLen > 3600 || s.length - (v < 0n ? 1 : 0) > MAX_STR_DIGITS)
+    fail(`Exceeds the limit (${MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`);
+  return s;
+}
+export const MAX_STR_DIGITS = 4300;
+
 export function intStr(n: number): string {
   if (Object.is(n, -0)) return '0';
   return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
@@ -384,7 +467,7 @@ export function str(v: unknown): string {
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (v instanceof PyFloat) return floatRepr(v.v);
-  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'bigint') return bigStr(v);
   if (v instanceof TextMap) return v.text;
   if (v instanceof Markup) return v.s;
   if (Array.isArray(v) || isDict(v)) return repr(v);
@@ -393,7 +476,8 @@ export function str(v: unknown): string {
     const attrs = new Map<unknown, unknown>(v.attrs);
     return `<Namespace ${repr(attrs)}>`;
   }
-  if (v instanceof PyCallable || typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
+  if (v instanceof PyCallable) return v.toString();
+  if (typeof v === 'function') return `<function ${(v as { name: string }).name}>`;
   if (v instanceof PyView) return `${v.kind}(${repr([...v.items])})`;
   if (v instanceof PyIter) return `<${v.kind} object>`;
   if (v instanceof PyBytes) return bytesRepr(v.b);
@@ -456,7 +540,7 @@ export function eq(a: unknown, b: unknown, depth = 0): boolean {
 
 /** Python `<` etc: numbers with numbers, str with str, lists lexicographically. */
 export function compare(a: unknown, b: unknown): number {
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return strCompare(a, b);
   if (a instanceof Markup || b instanceof Markup) return compare(unmark(a), unmark(b));
   if (a instanceof ProvStr) return compare(a.s, b);
   if (b instanceof ProvStr) return compare(a, b.s);
