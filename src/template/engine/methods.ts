@@ -198,9 +198,11 @@ export function getitem(obj: unknown, keyIn: unknown): unknown {
   return undefined;
 }
 
-/** A slice of a range is a range (range(10)[1::2] is range(1, 10, 2)). */
-function sliceRange(r: Range, start: unknown, stop: unknown, step: unknown): Range {
-  const n = r.length;
+/**
+ * Python's slice.indices for n items: [start, stop, step], walked while i < stop (step > 0) or
+ * i > stop (step < 0).
+ */
+function sliceIndices(n: number, start: unknown, stop: unknown, step: unknown): [number, number, number] {
   const st = step === null || step === undefined ? 1 : num(step);
   if (st === 0) fail('slice step cannot be zero');
   const norm = (v: unknown, def: number, lo: number, hi: number): number => {
@@ -209,8 +211,12 @@ function sliceRange(r: Range, start: unknown, stop: unknown, step: unknown): Ran
     if (x < 0) x += n;
     return Math.min(Math.max(x, lo), hi);
   };
-  const a = st > 0 ? norm(start, 0, 0, n) : norm(start, n - 1, -1, n - 1);
-  const b = st > 0 ? norm(stop, n, 0, n) : norm(stop, -1, -1, n - 1);
+  return st > 0 ? [norm(start, 0, 0, n), norm(stop, n, 0, n), st] : [norm(start, n - 1, -1, n - 1), norm(stop, -1, -1, n - 1), st];
+}
+
+/** A slice of a range is a range (range(10)[1::2] is range(1, 10, 2)). */
+function sliceRange(r: Range, start: unknown, stop: unknown, step: unknown): Range {
+  const [a, b, st] = sliceIndices(r.length, start, stop, step);
   return new Range(r.start + a * r.step, r.start + b * r.step, r.step * st, r.check);
 }
 
@@ -223,24 +229,9 @@ export function slice(obj: unknown, start: unknown, stop: unknown, step: unknown
   // what is not a sequence raises TypeError.
   const seq: unknown[] | string[] =
     typeof obj === 'string' ? Array.from(obj) : Array.isArray(obj) ? obj : fail(`'${typeName(obj)}' object is not subscriptable`);
-  const n = seq.length;
-  const st = step === null || step === undefined ? 1 : num(step);
-  if (st === 0) fail('slice step cannot be zero');
-  const norm = (v: unknown, def: number, lo: number, hi: number): number => {
-    if (v === null || v === undefined) return def;
-    let x = num(v);
-    if (x < 0) x += n;
-    return Math.min(Math.max(x, lo), hi);
-  };
+  const [a, b, st] = sliceIndices(seq.length, start, stop, step);
   const out: unknown[] = [];
-  if (st > 0) {
-    const a = norm(start, 0, 0, n);
-    const b = norm(stop, n, 0, n);
-    for (let i = a; i < b; i += st) out.push(seq[i]);
-  } else {
-    const a = norm(start, n - 1, -1, n - 1);
-    const b = norm(stop, -1, -1, n - 1);
-    for (let i = a; i > b; i += st) out.push(seq[i]);
-  }
+  if (st > 0) for (let i = a; i < b; i += st) out.push(seq[i]);
+  else for (let i = a; i > b; i += st) out.push(seq[i]);
   return typeof obj === 'string' ? out.join('') : Array.isArray(obj) && obj.constructor !== Array ? tuple(out) : out;
 }

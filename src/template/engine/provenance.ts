@@ -480,34 +480,10 @@ const MARK_END = '\uE001';
  */
 function provTojson(h: Run, v: unknown, a: unknown[], k: Kw): unknown {
   const found: ProvStr[] = [];
-  const seen = new Map<object, unknown>();
-  const withMarks = (x: unknown, depth: number): unknown => {
-    if (x instanceof ProvStr) {
-      found.push(x);
-      return `${MARK}${found.length - 1}${MARK_END}`;
-    }
-    if (x === null || typeof x !== 'object' || depth > 1000) return x;
-    const done = seen.get(x);
-    if (done !== undefined) return done;
-    if (Array.isArray(x)) {
-      const out: unknown[] = x instanceof PyTuple ? new PyTuple() : [];
-      seen.set(x, out);
-      for (const y of x) out.push(withMarks(y, depth + 1));
-      return out;
-    }
-    if (isDict(x)) {
-      const out = new Map<unknown, unknown>();
-      seen.set(x, out);
-      const entries = x instanceof Map ? [...x.entries()] : Object.entries(x);
-      for (const [key, y] of entries) {
-        if (key instanceof ProvStr) unsafe('tojson of a mapping keyed by message text');
-        out.set(key, withMarks(y, depth + 1));
-      }
-      return out;
-    }
-    return x;
-  };
-  const marked = withMarks(v, 0);
+  const marked = mapCallerText(v, (x) => {
+    found.push(x);
+    return `${MARK}${found.length - 1}${MARK_END}`;
+  });
   if (found.length === 0) return FILTERS.tojson!(h, v, a, k);
   const ensureAscii = truthy(plain(kwarg(a, k, 0, 'ensure_ascii', false)));
   const text = FILTERS.tojson!(h, marked, a, k) as string;
@@ -525,7 +501,7 @@ function provTojson(h: Run, v: unknown, a: unknown[], k: Kw): unknown {
   if (text.indexOf(open, at) >= 0) unsafe('tojson: a string of the value holds the placeholder character');
   parts.push(text.slice(at));
   const out = cat(parts);
-  const plainValue = withPlainText(v);
+  const plainValue = mapCallerText(v, (x) => x.s);
   return checkSame(out, FILTERS.tojson!(h, plainValue, a, k), 'tojson');
 }
 
@@ -545,11 +521,14 @@ function escapedBody(v: ProvStr, ensureAscii: boolean): Text {
   return cat(parts);
 }
 
-/** The value with caller text as plain strings (for the plain check of tojson). */
-function withPlainText(v: unknown): unknown {
+/**
+ * A copy of `v` with each caller string replaced by `leaf(it)`: containers copied once each
+ * (shared and cyclic ones stay so), a mapping keyed by caller text refused.
+ */
+function mapCallerText(v: unknown, leaf: (x: ProvStr) => unknown): unknown {
   const seen = new Map<object, unknown>();
   const go = (x: unknown, depth: number): unknown => {
-    if (x instanceof ProvStr) return x.s;
+    if (x instanceof ProvStr) return leaf(x);
     if (x === null || typeof x !== 'object' || depth > 1000) return x;
     const done = seen.get(x);
     if (done !== undefined) return done;
@@ -562,7 +541,10 @@ function withPlainText(v: unknown): unknown {
     if (isDict(x)) {
       const out = new Map<unknown, unknown>();
       seen.set(x, out);
-      for (const [key, y] of x instanceof Map ? [...x.entries()] : Object.entries(x)) out.set(key, go(y, depth + 1));
+      for (const [key, y] of x instanceof Map ? [...x.entries()] : Object.entries(x)) {
+        if (key instanceof ProvStr) unsafe('tojson of a mapping keyed by message text');
+        out.set(key, go(y, depth + 1));
+      }
       return out;
     }
     return x;
