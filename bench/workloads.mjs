@@ -5,7 +5,8 @@
 // Control: promptenc-native's own Llama 3 figures, against which the DeepSeek-V3 and Qwen3 rows
 // are read (promptenc per byte on model X ÷ on Llama 3, same workload, same run of this script).
 //   env BENCH_MODELS (gpt-4o,llama3,deepseek-v3,qwen3)  BENCH_SECONDS (3 per workload)
-//       BENCH_WORKLOADS (all)  BENCH_WORKLOAD_KB (1024)     --json-out FILE
+//       BENCH_WORKLOADS (all)  BENCH_WORKLOAD_KB (1024)  BENCH_COLD_MIN (5 cold passes per engine at least)
+//       --json-out FILE
 import { runWorkloadBench, formatWorkloadTable, parseWorkloadList } from 'promptenc/bench';
 import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
 
@@ -13,12 +14,13 @@ const models = (process.env.BENCH_MODELS ?? 'gpt-4o,llama3,deepseek-v3,qwen3').s
 const seconds = envNumber('BENCH_SECONDS', 3);
 const workloads = parseWorkloadList(process.env.BENCH_WORKLOADS ?? 'all');
 const sizeBytes = Math.round(envNumber('BENCH_WORKLOAD_KB', 1024) * 1024);
+const minColdPasses = envNumber('BENCH_COLD_MIN', 5);
 const HYPERTOK = new Set(['gpt-4o', 'gpt-oss', 'llama3']);
 
 const results = [];
 for (const model of models) {
   const peers = HYPERTOK.has(model) ? (model === 'llama3' ? ['hypertok'] : ['hypertok', 'tiktoken', 'gpt-tokenizer', 'ai-tokenizer']) : [];
-  const r = await runWorkloadBench({ source: model, workloads, sizeBytes, seconds, peers });
+  const r = await runWorkloadBench({ source: model, workloads, sizeBytes, seconds, peers, minColdPasses });
   results.push(r);
   console.log(`## ${model}\n\n${formatWorkloadTable(r)}\n`);
 }
@@ -51,4 +53,4 @@ if (llama && others.length) {
     console.log(`| ${w} | ${cols.join(' | ')} |`);
   }
 }
-writeJson(jsonOutPath(), { question: 'workloads', machine: machine(), seconds, sizeBytes, results });
+writeJson(jsonOutPath(), { question: 'workloads', machine: machine(), seconds, sizeBytes, minColdPasses, results });
