@@ -1,9 +1,10 @@
 // Performance notes (see also native/README.md, "Long pieces"):
 // - Merge loop: the queue keyed by (rank, position) of word.rs, with its
-//   stale-entry test (the pair now at `pos` must still produce the same new id;
-//   converted tiktoken vocabularies have several merges producing one token, so a
-//   plain "lowest rank pair" rescan is NOT equivalent). Short pieces: the initial pairs
-//   sorted once plus a binary heap of later pushes. Chunks of >= 1024 symbols use
+//   stale-entry test (the pair now at `pos` must still produce the same new id; a plain
+//   "least (rank, pos) pair" rescan is equivalent only when every merge yields its two
+//   parts joined, see bpe_short.cc). Chunks of <= kShortMaxSymbols bytes of such a
+//   vocabulary: that rescan, in stack arrays (mergeShort). Other short pieces: the initial
+//   pairs sorted once plus a binary heap of later pushes. Chunks of >= 1024 symbols use
 //   RankQueue instead, which pops the identical (rank, pos) sequence in O(1) per step.
 // - Pieces of >= 1024 bytes are first cut at provably uncrossable boundaries (safeCut)
 //   into ~512-byte chunks: unbroken CJK then stays in L1 (1 MB: 220 -> 45 ms CPU).
