@@ -141,23 +141,43 @@ uint32_t BytesToIdMap::find(const uint8_t* p, size_t n, uint64_t hash) const {
   }
 }
 
-bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) {
-  if (slots_.empty()) return false;
+namespace {
+
+// bytesEqual for the word cache's keys (up to WordCache::kMaxKey bytes): 8 bytes at a time
+// and an overlapping last word, inline, where memcmp would be a library call per hit.
+inline bool keyEqual(const uint8_t* a, const uint8_t* b, size_t n) {
+  if (n < 8) return bytesEqual(a, b, n);
+  uint64_t diff = load64(a + n - 8) ^ load64(b + n - 8);
+  for (size_t i = 0; i + 8 < n && !diff; i += 8) diff = load64(a + i) ^ load64(b + i);
+  return diff == 0;
+}
+
+}  // namespace
+
+const uint32_t* WordCache::find(const uint8_t* p, size_t n, uint64_t h, size_t* count) {
+  if (slots_.empty()) return nullptr;
   size_t i = h & mask_;
   for (size_t w = 0; w < kWindow; w++, i = (i + 1) & mask_) {
     Slot& s = slots_[i];
-    if (s.hash == 0) return false;  // inserts fill a window front to back
-    if (s.hash == h && s.keyLen == n && bytesEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
-      const uint32_t* src = s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
-      if (s.idCount == 1)
-        out.push_back(src[0]);
-      else
-        out.insert(out.end(), src, src + s.idCount);  // no zero-fill first, unlike resize
+    if (s.hash == 0) return nullptr;  // inserts fill a window front to back
+    if (s.hash == h && s.keyLen == n && keyEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) {
       if (s.hits != 0xFFFF) s.hits++;
-      return true;
+      *count = s.idCount;
+      return s.idCount <= kInlineIds ? s.ids : ids_.data() + s.idOff;
     }
   }
-  return false;
+  return nullptr;
+}
+
+bool WordCache::lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out) {
+  size_t count;
+  const uint32_t* src = find(p, n, h, &count);
+  if (!src) return false;
+  if (count == 1)
+    out.push_back(src[0]);
+  else
+    out.insert(out.end(), src, src + count);  // no zero-fill first, unlike resize
+  return true;
 }
 
 // Doubling rehash while below kMaxSlots. An entry whose new window is full is dropped (at
@@ -257,11 +277,11 @@ void ShortWordCache::grow() {
   // from the packed key, which holds all its bytes.
   for (size_t i = 0; i < old.size(); i++) {
     const Entry& e = old[i ^ 1];
-    if (!e.len) continue;
-    const size_t n = e.len;
+    if (!e.hi) continue;
+    const size_t n = size_t(e.hi >> 56);
     uint8_t b[16];
     std::memcpy(b, &e.lo, 8);
-    if (n > 8) std::memcpy(b + n - 8, &e.hi, 8);
+    std::memcpy(b + 8, &e.hi, 8);
     place(e, hashBytes(b, n));
   }
 }

@@ -210,9 +210,14 @@ class MergeMap {
 /// arenas (kMaxArenaBytes), per state. Cost: O(1) per lookup and insert.
 class WordCache {
  public:
-  static constexpr size_t kMaxKey = 128;
+  /// Longer pieces are not cached. 4 KB, not 128 bytes: on 1 MB of English prose (o200k) the
+  /// 14 pieces of more than 128 bytes cost ~1.7 M of a warm pass's 47 M instructions in the
+  /// merge loop. Their keys and ids go to the spill arenas.
+  static constexpr size_t kMaxKey = 4096;
   /// Returns true and appends the cached ids on a hit.
   bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out);
+  /// The cached ids (*count of them) on a hit, else null: valid until the next insert.
+  const uint32_t* find(const uint8_t* p, size_t n, uint64_t h, size_t* count);
   void insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count);
   /// Hint: the slot a lookup of hash h starts at will be needed soon.
   void prefetch(uint64_t h) const {
@@ -272,36 +277,42 @@ class WordCache {
   size_t evictions_ = 0;
 };
 
-/// The front of the word cache for the most common case: a piece of 2 to 16 bytes whose
-/// ids are one or two tokens. 32-byte entries (the piece packed in two 8-byte words, its
-/// length, the ids) in 2-way sets of one cache line, so a hit is one probe of one line and
-/// no byte compare, and the hot words of a text stay in L2, where the 64-byte slots of
-/// WordCache (2x the memory for the same pieces) do not. A new entry takes way 0 and moves
-/// the old one to way 1. The table starts at 256 KB and doubles, up to kMaxSets (16 MB, 512k
-/// pieces), whenever it has taken half as many entries as it has ways since it was made
-/// (an upper bound of what it holds): a text whose short pieces do not fit keeps growing
-/// it, one whose pieces fit stops early. (Counting only the entries since the last doubling
-/// left 200k distinct pieces in 128k entries, and a third of a warm pass over the o200k rank
-/// table fell through to WordCache.)
+/// The front of the word cache for the most common case: a piece of 2 to 15 bytes whose
+/// ids are one to three tokens. 32-byte entries (the piece and its length packed in two
+/// 8-byte words, the ids, their count) in 2-way sets of one cache line, so a hit is one probe
+/// of one line and two word compares per way, and the hot words of a text stay in L2, where
+/// the 64-byte slots of WordCache (2x the memory for the same pieces) do not. A new entry
+/// takes way 0 and moves the old one to way 1. The table starts at 256 KB and doubles, up to
+/// kMaxSets (16 MB, 512k pieces), whenever it has taken half as many entries as it has ways
+/// since it was made (an upper bound of what it holds): a text whose short pieces do not fit
+/// keeps growing it, one whose pieces fit stops early. (Counting only the entries since the
+/// last doubling left 200k distinct pieces in 128k entries, and a third of a warm pass over
+/// the o200k rank table fell through to WordCache.)
+/// 15 bytes, not 16, so the length fits in the key's top byte; 3 ids, not 2, because the
+/// pieces of 3 ids were most of the short pieces that missed it on English prose.
 class ShortWordCache {
  public:
-  static constexpr size_t kMaxLen = 16;
-  static constexpr size_t kMaxIds = 2;
+  static constexpr size_t kMaxLen = 15;
+  static constexpr size_t kMaxIds = 3;
   static constexpr size_t kMinSets = size_t(1) << 12;
   static constexpr size_t kMaxSets = size_t(1) << 18;
-  /// A piece of n bytes (2 <= n <= 16) as two words, distinct for distinct pieces of one
-  /// length: n <= 8: (packShort, 0); else the first 8 and the last 8 bytes, overlapping.
+  /// A piece of n bytes (2 <= n <= 15) as two words that determine it: lo = bytes [0, 8)
+  /// and hi = bytes [8, n), each zero-padded (byte k in bits 8k.., as packShort), with n in
+  /// hi's top byte (bytes [8, n) take at most 7). hi is never 0, which marks empty entries.
   struct Key {
     uint64_t lo, hi;
   };
+  static uint64_t lenBits(size_t n) { return uint64_t(n) << 56; }
+  /// hi of a piece of 9 to 15 bytes from its last 8 bytes (the load that hashMid takes);
+  /// on a little-endian machine, what keyOf computes.
+  static uint64_t hiOfLast8(uint64_t last8, size_t n) { return (last8 >> (8 * (16 - n))) | lenBits(n); }
   static Key keyOf(const uint8_t* p, size_t n) {
-    return n <= 8 ? Key{packShort(p, n), 0} : Key{load64(p), load64(p + n - 8)};
+    return n <= 8 ? Key{packShort(p, n), lenBits(n)} : Key{load64(p), packShort(p + 8, n - 8) | lenBits(n)};
   }
   struct alignas(32) Entry {
-    uint64_t lo = 0, hi = 0;
+    uint64_t lo = 0, hi = 0;  // hi 0 = empty
     uint32_t ids[kMaxIds] = {};
-    uint32_t len = 0;  // 0 = empty (pieces here have 2 to 16 bytes)
-    uint32_t count = 0;
+    uint32_t count = 0;  // ids[count, kMaxIds) are 0: a hit may copy all kMaxIds words
   };
   static_assert(sizeof(Entry) == 32, "two entries per cache line");
   /// The table as two plain values, for a piece loop that keeps them in registers (a
@@ -311,10 +322,10 @@ class ShortWordCache {
     const Entry* table;
     size_t mask;
     const Entry* set(uint64_t h) const { return table + (size_t(h >> 40) & mask) * 2; }
-    const Entry* find(Key k, size_t n, uint64_t h) const {
+    const Entry* find(Key k, uint64_t h) const {
       const Entry* e = set(h);
-      if (e[0].lo == k.lo && e[0].hi == k.hi && e[0].len == n) return e;
-      if (e[1].lo == k.lo && e[1].hi == k.hi && e[1].len == n) return e + 1;
+      if (e[0].lo == k.lo && e[0].hi == k.hi) return e;
+      if (e[1].lo == k.lo && e[1].hi == k.hi) return e + 1;
       return nullptr;
     }
   };
@@ -322,9 +333,10 @@ class ShortWordCache {
     alignas(64) static const Entry kNone[2] = {};
     return table_.empty() ? View{kNone, 0} : View{table_.data(), mask_};
   }
-  const Entry* find(Key k, size_t n, uint64_t h) const { return view().find(k, n, h); }
-  /// count: 1 or 2 ids.
-  void insert(Key k, size_t n, uint64_t h, const uint32_t* ids, size_t count) {
+  /// n is implied by k (kept for callers that pass it).
+  const Entry* find(Key k, size_t /*n*/, uint64_t h) const { return view().find(k, h); }
+  /// count: 1 to kMaxIds ids.
+  void insert(Key k, size_t /*n*/, uint64_t h, const uint32_t* ids, size_t count) {
     if (table_.empty()) {
       table_.assign(kMinSets * 2, Entry{});
       mask_ = kMinSets - 1;
@@ -335,7 +347,6 @@ class ShortWordCache {
     Entry en;
     en.lo = k.lo;
     en.hi = k.hi;
-    en.len = uint32_t(n);
     en.count = uint32_t(count);
     for (size_t i = 0; i < count; i++) en.ids[i] = ids[i];
     place(en, h);
@@ -495,7 +506,7 @@ struct BpeScratch {
   std::vector<uint64_t> heap;     // short pieces: later pushes, ~(rank << 32 | pos)
   std::vector<uint64_t> sortTmp;  // short pieces: radix sort buffer
   RankQueue queue;                // long pieces
-  ShortWordCache shortCache;      // in front of cache: pieces of <= 16 bytes with <= 2 ids
+  ShortWordCache shortCache;      // in front of cache: pieces of <= 15 bytes with <= 3 ids
   WordCache cache;
 };
 

@@ -1,6 +1,7 @@
 #include "encoder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "normalize.h"
@@ -147,79 +148,196 @@ void Encoder::encodeText(const uint8_t* s, size_t b, size_t e, std::vector<uint3
   encodePieces(s, b, e, out, scratch);
 }
 
+namespace {
+
+// Out of line: inlined, vector::insert grows the piece loop past what the compiler inlines
+// preTokenize into, and the loop's state then lives in memory instead of registers.
+PROMPTENC_NOINLINE uint32_t* appendIds(std::vector<uint32_t>& out, uint32_t* block, uint32_t* end) {
+  out.insert(out.end(), block, end);
+  return block;
+}
+
+// kLowBytes[n]: the mask of a little-endian word's n low bytes (a load, not a variable shift).
+constexpr uint64_t kLowBytes[9] = {0,
+                                   0xFFull,
+                                   0xFFFFull,
+                                   0xFFFFFFull,
+                                   0xFFFFFFFFull,
+                                   0xFFFFFFFFFFull,
+                                   0xFFFFFFFFFFFFull,
+                                   0xFFFFFFFFFFFFFFull,
+                                   ~uint64_t(0)};
+
+}  // namespace
+
+namespace {
+
+// A short piece's ids when its set (q.where) holds it, else null.
+PROMPTENC_ALWAYS_INLINE const ShortWordCache::Entry* findShort(const EncodeState::Pending& q) {
+  const ShortWordCache::Entry* en = reinterpret_cast<const ShortWordCache::Entry*>(q.where);
+  if (en[0].lo == q.lo && en[0].hi == q.hi) return en;
+  if (en[1].lo == q.lo && en[1].hi == q.hi) return en + 1;
+  return nullptr;
+}
+
+}  // namespace
+
+// The piece went past the short cache. A WordCache hit is copied here (and a short piece of
+// few ids goes back into the short cache, as encodeWord would put it); anything else goes to
+// encodeWord, after the ids so far. When the short table moved (its first insert, or a
+// doubling), the sets that the pending pieces recorded are re-derived.
+PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start, size_t n, uint64_t h, uint32_t* w,
+                                                 std::vector<uint32_t>& out, EncodeState& scratch) const {
+  uint32_t* const block = scratch.ids;
+  BpeScratch& bs = scratch.bpe;
+  const uint8_t* p = s + start;
+  const ShortWordCache::Entry* before = bs.shortCache.view().table;
+  size_t count = 0;
+  const uint32_t* ids = n >= 2 && n <= WordCache::kMaxKey ? bs.cache.find(p, n, h, &count) : nullptr;
+  if (ids) {
+    if (n <= ShortWordCache::kMaxLen && count >= 1 && count <= ShortWordCache::kMaxIds)
+      bs.shortCache.insert(ShortWordCache::keyOf(p, n), n, h, ids, count);
+    if (w + count > block + EncodeState::kIdBlock) w = appendIds(out, block, w);
+    if (count > EncodeState::kIdBlock) {
+      out.insert(out.end(), ids, ids + count);
+    } else {
+      for (size_t i = 0; i < count; i++) w[i] = ids[i];
+      w += count;
+    }
+  } else {
+    w = appendIds(out, block, w);
+    model_.encodeWord(p, n, h, out, bs);
+  }
+  const ShortWordCache::View now = bs.shortCache.view();
+  if (now.table != before) {
+    for (EncodeState::Pending& r : scratch.pending) {
+      const size_t k = size_t(r.hi >> 56);
+      if (k) r.where = uint64_t(now.set(hashBytes(s + r.start, k)));
+    }
+  }
+  return w;
+}
+
+PROMPTENC_NOINLINE uint32_t* Encoder::finishPending(const uint8_t* s, const EncodeState::Pending& q, uint32_t* w,
+                                                    std::vector<uint32_t>& out, EncodeState& scratch) const {
+  if (const size_t n = size_t(q.hi >> 56)) {
+    if (const ShortWordCache::Entry* en = findShort(q)) {
+      std::memcpy(w, en->ids, 16);
+      return w + en->count;
+    }
+    return encodeMiss(s, q.start, n, hashBytes(s + q.start, n), w, out, scratch);
+  }
+  if (q.hi == 1) {
+    *w = uint32_t(q.lo);
+    return w + (q.lo != kNoId);
+  }
+  return encodeMiss(s, q.start, size_t(q.hi), q.where, w, out, scratch);
+}
+
 // Pre-tokenize and BPE each piece in order, kLookahead pieces behind the scanner: each
-// piece's word-cache slot is prefetched when the scanner emits it and looked up a few
-// pieces later, so the (random, usually missing) slot loads overlap instead of
-// stalling one after another. Output order is unchanged.
+// piece's cache lines are prefetched when the scanner emits it and looked up a few
+// pieces later, so the (random, often missing) loads overlap instead of stalling one
+// after another. Output order is unchanged.
 // The common pieces are answered here, inline in the scanner's loop: one byte (its id), or
-// 2 to 16 bytes found in the short cache, whose table address stays in a register (a View,
-// refreshed after encodeWord, the only thing that inserts). Such a piece is packed once
-// (one or two loads, and a mask when 8 bytes are readable) for its hash and its key.
-// Everything else goes to encodeWord.
+// 2 to 15 bytes found in the short cache, whose table address stays in a register (a View,
+// refreshed after encodeMiss, the only thing that inserts). Such a piece is packed once
+// (one or two loads, and a mask when 8 bytes are readable) for its hash and its key, and
+// the ring keeps its set's address, not its hash. Everything else goes to encodeMiss.
+// Ids are written through a pointer into scratch.ids and appended to out in blocks.
 void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out,
                            EncodeState& scratch) const {
   constexpr size_t K = EncodeState::kLookahead;
   static_assert((K & (K - 1)) == 0, "ring indices wrap with a mask");
-  EncodeState::Pending* ring = scratch.pending;
+  static_assert(sizeof(ShortWordCache::Entry::ids) + sizeof(uint32_t) == 16, "a hit copies 16 bytes");
+  using Pending = EncodeState::Pending;
+  using Entry = ShortWordCache::Entry;
+  Pending* ring = scratch.pending;
   BpeScratch& bs = scratch.bpe;
   ShortWordCache::View shortView = bs.shortCache.view();
   WordCache::View cacheView = bs.cache.view();
-  size_t head = 0, size = 0;
-  auto finish = [&](const EncodeState::Pending& q) PROMPTENC_LAMBDA_INLINE {
-    if (q.len == 1) {
-      const uint32_t id = model_.byteId(s[q.start]);
-      if (id != kNoId) out.push_back(id);
-      return;
-    }
-    if (q.len <= ShortWordCache::kMaxLen) {
-      if (const ShortWordCache::Entry* en = shortView.find(q.key, q.len, q.hash)) {
-        out.push_back(en->ids[0]);
-        if (en->count > 1) out.push_back(en->ids[1]);
-        return;
-      }
-    }
-    model_.encodeWord(s + q.start, q.len, q.hash, out, bs);
-    shortView = bs.shortCache.view();
-    cacheView = bs.cache.view();
-  };
+  uint32_t* const block = scratch.ids;
+  uint32_t* w = block;
+  // The ring starts full of pieces that emit nothing (a byte with no token), so the loop
+  // needs no fill phase.
+  constexpr Pending kInert{kNoId, 1, 0, 0};
+  for (size_t i = 0; i < K; i++) ring[i] = kInert;
+  size_t head = 0;
   preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) PROMPTENC_LAMBDA_INLINE {
+    // The piece scanned K pieces ago first: it may move the short table, whose set this
+    // piece records.
+    Pending& q = ring[head];
+    head = (head + 1) & (K - 1);
+    if (q.hi >> 56) {
+      if (const Entry* en = findShort(q)) {
+        std::memcpy(w, en->ids, 16);  // the ids and the count word: w[count, 4) is rewritten later
+        w += en->count;
+      } else {
+        const size_t n = size_t(q.hi >> 56);
+        w = encodeMiss(s, q.start, n, hashBytes(s + q.start, n), w, out, scratch);
+        shortView = bs.shortCache.view();
+        cacheView = bs.cache.view();
+      }
+    } else if (q.hi == 1) {
+      *w = uint32_t(q.lo);
+      w += q.lo != kNoId;  // a byte with no token is dropped, as in encodeWord
+    } else {
+      w = encodeMiss(s, q.start, size_t(q.hi), q.where, w, out, scratch);
+      shortView = bs.shortCache.view();
+      cacheView = bs.cache.view();
+    }
+    if (w >= block + EncodeState::kIdBlock) w = appendIds(out, block, w);
     const size_t n = y - x;
-    uint64_t h = 0;
-    ShortWordCache::Key key{0, 0};
+    uint64_t lo, hi, where;
     if (n <= 8) {
       if (n >= 2) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        key.lo = x + 8 <= e ? load64(s + x) & (~uint64_t(0) >> (64 - 8 * n)) : packShort(s + x, n);
+        lo = x + 8 <= e ? load64(s + x) & kLowBytes[n] : packShort(s + x, n);
 #else
-        key.lo = packShort(s + x, n);
+        lo = packShort(s + x, n);
 #endif
-        h = hashShort(key.lo, n);
-        prefetchLine(shortView.set(h));
+        hi = ShortWordCache::lenBits(n);
+        const uint64_t h = hashShort(lo, n);
+        const Entry* set = shortView.set(h);
+        where = uint64_t(set);
+        prefetchLine(set);
         prefetchLine(cacheView.slot(h));
+      } else {
+        lo = n ? model_.byteId(s[x]) : kNoId;
+        hi = n;
+        where = 0;
       }
     } else {
+      uint64_t h;
       if (n <= ShortWordCache::kMaxLen) {
-        key = ShortWordCache::keyOf(s + x, n);
-        h = hashMid(key.lo, key.hi, n);
-        prefetchLine(shortView.set(h));
+        lo = load64(s + x);
+        const uint64_t last8 = load64(s + x + n - 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        hi = ShortWordCache::hiOfLast8(last8, n);
+#else
+        hi = ShortWordCache::keyOf(s + x, n).hi;
+#endif
+        h = hashMid(lo, last8, n);
+        const Entry* set = shortView.set(h);
+        where = uint64_t(set);
+        prefetchLine(set);
       } else {
-        h = hashBytes(s + x, n);
+        lo = 0;
+        hi = n;
+        h = n <= 16 ? hashMid(load64(s + x), load64(s + x + n - 8), n) : hashBytes(s + x, n);
+        where = h;
       }
       prefetchLine(cacheView.slot(h));
     }
-    if (size == K) {
-      finish(ring[head]);
-      ring[head] = EncodeState::Pending{x, n, h, key};
-      head = (head + 1) & (K - 1);
-    } else {
-      ring[(head + size) & (K - 1)] = EncodeState::Pending{x, n, h, key};
-      size++;
-    }
+    q = Pending{lo, hi, where, x};
   });
-  for (; size > 0; size--) {
-    finish(ring[head]);
+  for (size_t i = 0; i < K; i++) {
+    Pending& q = ring[head];
     head = (head + 1) & (K - 1);
+    w = finishPending(s, q, w, out, scratch);
+    q = kInert;  // a later miss in this drain re-derives the sets of the pieces still here
+    if (w >= block + EncodeState::kIdBlock) w = appendIds(out, block, w);
   }
+  appendIds(out, block, w);
 }
 
 void Encoder::encode(const uint8_t* s, size_t n, std::vector<uint32_t>& out) const {

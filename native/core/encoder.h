@@ -44,14 +44,23 @@ struct EncodeState {
   std::string prefixed;
   std::string normalized;         // NFC of the current gap, when it was not NFC
   std::vector<uint32_t> nfcWork;  // nfcNormalize scratch
-  // Pieces waiting for encodeWord while their cache slots are prefetched (a ring).
+  // Pieces waiting for their cache lookups while the cache lines are prefetched (a ring).
+  // Four words: n is in hi (the short key's top byte, or all of hi for other pieces).
   struct Pending {
+    uint64_t lo;  // 2 to ShortWordCache::kMaxLen bytes: the key's lo; 1 byte: its id
+    uint64_t hi;  // the key's hi (n in its top byte), or n when the piece is not short
+    // A short piece: its set in the short cache (re-derived if the table moves); another
+    // piece of >= 2 bytes: hashBytes of it.
+    uint64_t where;
     size_t start;
-    size_t len;
-    uint64_t hash;
-    ShortWordCache::Key key;  // when the piece has 2 to ShortWordCache::kMaxLen bytes
   };
   static constexpr size_t kLookahead = 8;
+  // Ids go here first and are appended to the output in blocks: a store through a pointer
+  // kept in a register instead of a push_back (a capacity check and the vector's end
+  // pointer reloaded and stored back) per id. A short-cache hit copies all
+  // ShortWordCache::kMaxIds ids (and the count word) at once, hence the slack.
+  static constexpr size_t kIdBlock = 512;
+  uint32_t ids[kIdBlock + ShortWordCache::kMaxIds + 1];
   Pending pending[kLookahead];
 };
 
@@ -100,6 +109,13 @@ class Encoder {
   void encodeGap(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch,
                  std::vector<AddedMark>* marks, bool splitSpecial) const;
   void encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out, EncodeState& scratch) const;
+  // encodePieces' cold paths, out of line so that the piece loop stays small enough for the
+  // compiler to inline the pre-tokenizer into it (and keep its state in registers). Both
+  // take and return the write position in scratch.ids.
+  uint32_t* encodeMiss(const uint8_t* s, size_t start, size_t n, uint64_t h, uint32_t* w, std::vector<uint32_t>& out,
+                       EncodeState& scratch) const;
+  uint32_t* finishPending(const uint8_t* s, const EncodeState::Pending& q, uint32_t* w, std::vector<uint32_t>& out,
+                          EncodeState& scratch) const;
 
   BpeModel model_;
   std::vector<AddedTokenSpec> added_;
