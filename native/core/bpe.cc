@@ -276,7 +276,7 @@ void ShortWordCache::grow() {
   // when the table doubles; no two old sets share a new one). The piece's hash comes back
   // from the packed key, which holds all its bytes.
   for (size_t i = 0; i < old.size(); i++) {
-    const Entry& e = old[i ^ 1];
+    const Entry& e = old[i];
     if (!e.hi) continue;
     const size_t n = size_t(e.hi >> 56);
     uint8_t b[16];

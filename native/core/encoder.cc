@@ -184,8 +184,10 @@ PROMPTENC_ALWAYS_INLINE const ShortWordCache::Entry* findShort(const EncodeState
 
 // The piece went past the short cache. A WordCache hit is copied here (and a short piece of
 // few ids goes back into the short cache, as encodeWord would put it); anything else goes to
-// encodeWord, after the ids so far. When the short table moved (its first insert, or a
-// doubling), the sets that the pending pieces recorded are re-derived.
+// encodeWord, into scratch.wordIds (appending to out would first need the block flushed).
+// After a run of WordCache misses (a text seen for the first time) only every 16th piece
+// looks there first, since encodeWord looks again. When the short table moved (its first
+// insert, or a doubling), the sets that the pending pieces recorded are re-derived.
 PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start, size_t n, uint64_t h, uint32_t* w,
                                                  std::vector<uint32_t>& out, EncodeState& scratch) const {
   uint32_t* const block = scratch.ids;
@@ -193,20 +195,27 @@ PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start,
   const uint8_t* p = s + start;
   const ShortWordCache::Entry* before = bs.shortCache.view().table;
   size_t count = 0;
-  const uint32_t* ids = n >= 2 && n <= WordCache::kMaxKey ? bs.cache.find(p, n, h, &count) : nullptr;
+  const uint32_t* ids = nullptr;
+  if (n >= 2 && n <= WordCache::kMaxKey && (scratch.wordMisses < 8 || (++scratch.wordProbes & 15) == 0)) {
+    ids = bs.cache.find(p, n, h, &count);
+    scratch.wordMisses = ids ? 0 : scratch.wordMisses + 1;
+  }
   if (ids) {
     if (n <= ShortWordCache::kMaxLen && count >= 1 && count <= ShortWordCache::kMaxIds)
       bs.shortCache.insert(ShortWordCache::keyOf(p, n), n, h, ids, count);
-    if (w + count > block + EncodeState::kIdBlock) w = appendIds(out, block, w);
-    if (count > EncodeState::kIdBlock) {
-      out.insert(out.end(), ids, ids + count);
-    } else {
-      for (size_t i = 0; i < count; i++) w[i] = ids[i];
-      w += count;
-    }
   } else {
-    w = appendIds(out, block, w);
-    model_.encodeWord(p, n, h, out, bs);
+    std::vector<uint32_t>& word = scratch.wordIds;
+    word.clear();
+    model_.encodeWord(p, n, h, word, bs);
+    ids = word.data();
+    count = word.size();
+  }
+  if (w + count > block + EncodeState::kIdBlock) w = appendIds(out, block, w);
+  if (count > EncodeState::kIdBlock) {
+    out.insert(out.end(), ids, ids + count);
+  } else {
+    for (size_t i = 0; i < count; i++) w[i] = ids[i];
+    w += count;
   }
   const ShortWordCache::View now = bs.shortCache.view();
   if (now.table != before) {

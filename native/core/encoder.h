@@ -61,6 +61,9 @@ struct EncodeState {
   // ShortWordCache::kMaxIds ids (and the count word) at once, hence the slack.
   static constexpr size_t kIdBlock = 512;
   uint32_t ids[kIdBlock + ShortWordCache::kMaxIds + 1];
+  std::vector<uint32_t> wordIds;  // encodeWord's output for one piece
+  uint32_t wordMisses = 0;        // WordCache misses in a row (see Encoder::encodeMiss)
+  uint32_t wordProbes = 0;
   Pending pending[kLookahead];
 };
 
