@@ -256,11 +256,11 @@ PROMPTENC_NOINLINE uint32_t* Encoder::finishPending(const uint8_t* s, const Enco
 void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uint32_t>& out,
                            EncodeState& scratch) const {
   constexpr size_t K = EncodeState::kLookahead;
-  static_assert((K & (K - 1)) == 0, "ring indices wrap with a mask");
+  static_assert(K * sizeof(EncodeState::Pending) == 256, "the ring pointer wraps at 256 bytes");
+  static_assert(alignof(EncodeState) >= sizeof(EncodeState::Pending), "a 256-byte boundary starts an entry");
   static_assert(sizeof(ShortWordCache::Entry::ids) + sizeof(uint32_t) == 16, "a hit copies 16 bytes");
   using Pending = EncodeState::Pending;
   using Entry = ShortWordCache::Entry;
-  Pending* ring = scratch.pending;
   BpeScratch& bs = scratch.bpe;
   ShortWordCache::View shortView = bs.shortCache.view();
   WordCache::View cacheView = bs.cache.view();
@@ -269,13 +269,18 @@ void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uin
   // The ring starts full of pieces that emit nothing (a byte with no token), so the loop
   // needs no fill phase.
   constexpr Pending kInert{kNoId, 1, 0, 0};
-  for (size_t i = 0; i < K; i++) ring[i] = kInert;
-  size_t head = 0;
+  for (Pending& r : scratch.pending) r = kInert;
+  Pending* head =
+      scratch.pending + ((256 - (reinterpret_cast<uintptr_t>(scratch.pending) & 255)) & 255) / sizeof(Pending);
+  auto next = [](Pending* p) PROMPTENC_LAMBDA_INLINE {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    return reinterpret_cast<Pending*>((a & ~uintptr_t(255)) | ((a + sizeof(Pending)) & 255));
+  };
   preTokenize(preTokenizer_, s, b, e, [&](size_t x, size_t y) PROMPTENC_LAMBDA_INLINE {
     // The piece scanned K pieces ago first: it may move the short table, whose set this
     // piece records.
-    Pending& q = ring[head];
-    head = (head + 1) & (K - 1);
+    Pending& q = *head;
+    head = next(head);
     if (q.hi >> 56) {
       if (const Entry* en = findShort(q)) {
         std::memcpy(w, en->ids, 16);  // the ids and the count word: w[count, 4) is rewritten later
@@ -340,8 +345,8 @@ void Encoder::encodePieces(const uint8_t* s, size_t b, size_t e, std::vector<uin
     q = Pending{lo, hi, where, x};
   });
   for (size_t i = 0; i < K; i++) {
-    Pending& q = ring[head];
-    head = (head + 1) & (K - 1);
+    Pending& q = *head;
+    head = next(head);
     w = finishPending(s, q, w, out, scratch);
     q = kInert;  // a later miss in this drain re-derives the sets of the pieces still here
     if (w >= block + EncodeState::kIdBlock) w = appendIds(out, block, w);

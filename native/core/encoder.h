@@ -64,7 +64,12 @@ struct EncodeState {
   std::vector<uint32_t> wordIds;  // encodeWord's output for one piece
   uint32_t wordMisses = 0;        // WordCache misses in a row (see Encoder::encodeMiss)
   uint32_t wordProbes = 0;
-  Pending pending[kLookahead];
+  // The ring is the kLookahead entries of `pending` that start at a 256-byte boundary, so the
+  // piece loop steps through it with one pointer and no index; the rest stay inert. Entries
+  // are 32-byte aligned so that such a boundary is an entry's start (with 8-byte alignment
+  // it fell inside one, and the ring's slots were not the entries encodeMiss re-derives).
+  static_assert(kLookahead * sizeof(Pending) == 256, "the ring wraps at 256 bytes");
+  alignas(sizeof(Pending)) Pending pending[2 * kLookahead];
 };
 
 /// Where encode put an added token: its split in the text (byte offsets, whitespace taken
