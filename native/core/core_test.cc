@@ -362,6 +362,9 @@ static void checkAsciiFastPaths() {
     CHECK(ascii::isLetter(uint8_t(b)) == ((f & uflag::L) != 0));
     CHECK(ascii::isDigit(uint8_t(b)) == ((f & uflag::N) != 0));
     CHECK(ascii::isSpace(uint8_t(b)) == ((f & uflag::SPACE) != 0));
+    // matchDeepSeekWordsFast reads ASCII [\p{P}\p{S}] and [\p{L}\p{M}] as these two tests.
+    CHECK(pretok_detail::isAsciiPunct(uint8_t(b)) == ((f & (uflag::P | uflag::S)) != 0));
+    CHECK(pretok_detail::isAsciiAlpha(uint8_t(b)) == ((f & (uflag::L | uflag::M)) != 0));
   }
   const char* alphabet[] = {"a",
                             "z",
@@ -432,6 +435,11 @@ static void checkAsciiFastPaths() {
           general([](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 3); }));
     CHECK(pieces(PreTokenizerKind::Qwen2, t) ==
           general([](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 1); }));
+    {
+      std::vector<std::string> ref;
+      splitDeepSeekV3<false>(p, 0, n, [&](size_t b, size_t e) { ref.emplace_back(t.substr(b, e - b)); });
+      CHECK(pieces(PreTokenizerKind::DeepSeekV3, t) == ref);
+    }
   }
 }
 

@@ -398,6 +398,52 @@ inline size_t matchDeepSeekWords(const uint8_t* s, size_t i, size_t n) {
   return 0;
 }
 
+/// The end of the run of ASCII [\p{P}\p{S}] (the 32 ASCII punctuation and symbol chars) from k.
+inline size_t skipAsciiPunctSym(const uint8_t* s, size_t k, size_t n) {
+  while (k < n && isAsciiPunct(s[k])) k++;
+  return k;
+}
+
+/// matchDeepSeekWords with an inline ASCII path (the scheme of matchCl100kFast): when s[i] is
+/// ASCII and s[i + 1] is ASCII (or absent), the winning branch depends only on their classes.
+/// For ASCII, \p{P} and \p{S} are exactly the 32 punctuation chars of the first branch, and no
+/// char is \p{M}. A letter or punctuation run that ends at a byte >= 0x80 may go on (a
+/// non-ASCII letter, mark, punctuation or symbol), so it goes to matchDeepSeekWords, which
+/// decides from s[i] again.
+PROMPTENC_ALWAYS_INLINE size_t matchDeepSeekWordsFast(const uint8_t* s, size_t i, size_t n) {
+  const uint8_t b0 = s[i];
+  const bool hasNext = i + 1 < n;
+  const uint8_t b1 = hasNext ? s[i + 1] : 0;
+  if (b0 >= 0x80 || b1 >= 0x80) return matchDeepSeekWords(s, i, n);
+  const bool punct0 = isAsciiPunct(b0);
+  // [punct][A-Za-z]+: ASCII letters only, so a run ending anywhere is final.
+  if (punct0 && hasNext && isAsciiAlpha(b1)) return ascii::skipLetters(s, i + 2, n);
+  const uint16_t f0 = kAscii.f[b0];
+  size_t j = SIZE_MAX;
+  if (f0 & kL) {
+    j = i + 1;  // [\p{L}\p{M}]+ from s[i]
+  } else if (!punct0 && b0 != '\r' && b0 != '\n' && hasNext && isAsciiAlpha(b1)) {
+    j = i + 2;  // the prefix char, then [\p{L}\p{M}]+ from s[i + 1]
+  }
+  if (j != SIZE_MAX) {
+    const size_t k = ascii::skipLetters(s, j, n);
+    return k == n || s[k] < 0x80 ? k : matchDeepSeekWords(s, i, n);
+  }
+  //  ?[\p{P}\p{S}]+[\r\n]*
+  size_t p = SIZE_MAX;
+  if (punct0) {
+    p = i + 1;
+  } else if (b0 == ' ' && hasNext && isAsciiPunct(b1)) {
+    p = i + 2;
+  }
+  if (p != SIZE_MAX) {
+    const size_t k = skipAsciiPunctSym(s, p, n);
+    return k == n || s[k] < 0x80 ? skipCrLf(s, k, n, false) : matchDeepSeekWords(s, i, n);
+  }
+  if (f0 & kS) return whitespaceTailAscii(s, i, n, true);
+  return 0;  // no branch matches: a gap char
+}
+
 /// [一-龥぀-ゟ゠-ヿ]: U+4E00–U+9FA5, U+3040–U+309F, U+30A0–U+30FF.
 inline bool isDeepSeekCjk(uint32_t cp) { return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF); }
 
@@ -453,6 +499,60 @@ inline void scanPieces(const uint8_t* s, size_t b, size_t e, Emit& emit, Match m
   }
 }
 
+/// DeepSeek-V3's three chained Splits over s[b, e), emitting each piece. Fast: the third
+/// regex's ASCII path (matchDeepSeekWordsFast); false: matchDeepSeekWords alone (the
+/// reference the core tests compare the fast path with).
+template <bool Fast, class Emit>
+inline void splitDeepSeekV3(const uint8_t* s, size_t b, size_t e, Emit&& emit) {
+  // Splits 1 and 2 in one pass. They only cut the text: \p{N}{1,3} chunks and
+  // [一-龥぀-ゟ゠-ヿ]+ runs become pieces, and so do the stretches between them.
+  // No char is both N and in those CJK ranges, so one classification per char
+  // gives the same pieces as running the two Isolated splits one after the other.
+  // Split 3 then runs on every piece; on an N chunk it matches nothing (its
+  // branches need L, M, P, S or whitespace), so the chunk stays whole.
+  auto split3 = [&](size_t b2, size_t e2) {
+    const uint8_t* p = s + b2;
+    const size_t n = e2 - b2;
+    splitIsolated(
+        p, 0, n, [&](size_t i) { return Fast ? matchDeepSeekWordsFast(p, i, n) : matchDeepSeekWords(p, i, n); },
+        [&](size_t x, size_t y) { emit(b2 + x, b2 + y); });
+  };
+  size_t i = b;
+  size_t pieceStart = b;
+  while (i < e) {
+    const uint8_t b0 = s[i];
+    if (b0 < 0x80 && !(b0 >= '0' && b0 <= '9')) {
+      i = skipAsciiNonDigits(s, i + 1, e);
+      continue;
+    }
+    Char c = charAt(s, i, e);
+    if (c.flags & kN) {
+      if (pieceStart < i) split3(pieceStart, i);
+      size_t j = i + c.len;
+      for (int k = 1; k < 3 && j < e; k++) {
+        Char d = charAt(s, j, e);
+        if (!(d.flags & kN)) break;
+        j += d.len;
+      }
+      emit(i, j);
+      i = pieceStart = j;
+    } else if (isDeepSeekCjk(c.cp)) {
+      if (pieceStart < i) split3(pieceStart, i);
+      size_t j = i + c.len;
+      while (j < e) {
+        Char d = charAt(s, j, e);
+        if (!isDeepSeekCjk(d.cp)) break;
+        j += d.len;
+      }
+      split3(i, j);
+      i = pieceStart = j;
+    } else {
+      i += c.len;
+    }
+  }
+  if (pieceStart < e) split3(pieceStart, e);
+}
+
 }  // namespace pretok_detail
 
 /// Splits s[b, e) into pre-tokens with the given family and calls emit(start, end)
@@ -475,56 +575,9 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::O200k:
       scanPieces(s, b, e, emit, matchO200k);
       return;
-    case PreTokenizerKind::DeepSeekV3: {
-      // Splits 1 and 2 in one pass. They only cut the text: \p{N}{1,3} chunks and
-      // [一-龥぀-ゟ゠-ヿ]+ runs become pieces, and so do the stretches between them.
-      // No char is both N and in those CJK ranges, so one classification per char
-      // gives the same pieces as running the two Isolated splits one after the other.
-      // Split 3 then runs on every piece; on an N chunk it matches nothing (its
-      // branches need L, M, P, S or whitespace), so the chunk stays whole.
-      auto split3 = [&](size_t b2, size_t e2) {
-        const uint8_t* p = s + b2;
-        const size_t n = e2 - b2;
-        splitIsolated(
-            p, 0, n, [&](size_t i) { return matchDeepSeekWords(p, i, n); },
-            [&](size_t x, size_t y) { emit(b2 + x, b2 + y); });
-      };
-      size_t i = b;
-      size_t pieceStart = b;
-      while (i < e) {
-        const uint8_t b0 = s[i];
-        if (b0 < 0x80 && !(b0 >= '0' && b0 <= '9')) {
-          i = skipAsciiNonDigits(s, i + 1, e);
-          continue;
-        }
-        Char c = charAt(s, i, e);
-        if (c.flags & kN) {
-          if (pieceStart < i) split3(pieceStart, i);
-          size_t j = i + c.len;
-          for (int k = 1; k < 3 && j < e; k++) {
-            Char d = charAt(s, j, e);
-            if (!(d.flags & kN)) break;
-            j += d.len;
-          }
-          emit(i, j);
-          i = pieceStart = j;
-        } else if (isDeepSeekCjk(c.cp)) {
-          if (pieceStart < i) split3(pieceStart, i);
-          size_t j = i + c.len;
-          while (j < e) {
-            Char d = charAt(s, j, e);
-            if (!isDeepSeekCjk(d.cp)) break;
-            j += d.len;
-          }
-          split3(i, j);
-          i = pieceStart = j;
-        } else {
-          i += c.len;
-        }
-      }
-      if (pieceStart < e) split3(pieceStart, e);
+    case PreTokenizerKind::DeepSeekV3:
+      splitDeepSeekV3<true>(s, b, e, emit);
       return;
-    }
   }
 }
 
