@@ -6,6 +6,8 @@
  * of one letter, or letters in no order that no cut can split), which goes through the
  * long-piece merge (BpeModel::mergeLong); that took ~25 B/byte when each byte had a 12-byte
  * symbol, one growing queue array per rank and a zero-filled 3 x length UTF-8 buffer.
+ * Small inputs made of long distinct pieces are the other worst case: whatever a cache keeps per
+ * piece is not diluted there (caching pieces of up to 4 KB took 1 MiB of such pieces to 25 B/byte).
  * The child loads the built library (dist/, which `npm test` builds first).
  */
 import { spawnSync } from 'node:child_process';
@@ -29,8 +31,12 @@ tok.encode('warm up');
 const n = Number(bytes);
 let seed = 1;
 const letter = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 1 ? 'a' : 'b');
+const control = () => String.fromCharCode(1 + ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) % 8);
+// ~4000-byte pieces of control characters, each one distinct, separated by spaces.
+const longPieces = (m) => Array.from({ length: Math.ceil(m / 4001) }, () => Array.from({ length: 4000 }, control).join('')).join(' ').slice(0, m);
 const text =
   kind === 'one letter' ? 'a'.repeat(n)
+  : kind === 'long pieces' ? longPieces(n)
   : kind === 'two letters' ? Array.from({ length: n }, letter).join('')
   : 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(n / 45)).slice(0, n);
 const before = process.resourceUsage().maxRSS * 1024;
@@ -39,8 +45,8 @@ const after = process.resourceUsage().maxRSS * 1024;
 console.log(JSON.stringify({ ids: ids.length, perByte: (after - before) / n }));
 `;
 
-function measure(model: string, kind: string): { ids: number; perByte: number } {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', child, model, kind, String(BYTES)], {
+function measure(model: string, kind: string, bytes = BYTES): { ids: number; perByte: number } {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', child, model, kind, String(bytes)], {
     encoding: 'utf8',
     env: { ...process.env, PROMPTENC_QUIET: '1' },
     timeout: 120_000,
@@ -58,6 +64,16 @@ describe.skipIf(!nativeAddonStatus().available || !existsSync(distIndex))(`nativ
   ])('%s, 24 MiB of %s', (model, kind) => {
     const { ids, perByte } = measure(model, kind);
     console.log(`${model} ${kind}: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
+    expect(ids).toBeGreaterThan(0);
+    expect(perByte).toBeLessThanOrEqual(BOUND);
+  });
+  it.each([
+    ['gpt-4o', 1],
+    ['gpt-4o', 2],
+    ['llama3', 1],
+  ])('%s, %i MiB of long distinct pieces', (model, mib) => {
+    const { ids, perByte } = measure(model, 'long pieces', mib * MIB);
+    console.log(`${model} ${mib} MiB of long pieces: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
     expect(ids).toBeGreaterThan(0);
     expect(perByte).toBeLessThanOrEqual(BOUND);
   });

@@ -221,10 +221,11 @@ class MergeMap {
 /// arenas (kMaxArenaBytes), per state. Cost: O(1) per lookup and insert.
 class WordCache {
  public:
-  /// Longer pieces are not cached. 4 KB, not 128 bytes: on 1 MB of English prose (o200k) the
-  /// 14 pieces of more than 128 bytes cost ~1.7 M of a warm pass's 47 M instructions in the
-  /// merge loop. Their keys and ids go to the spill arenas.
-  static constexpr size_t kMaxKey = 4096;
+  /// Longer pieces are not cached. (Caching pieces of up to 4 KB saved ~1.7 M of a warm
+  /// English-prose pass's 47 M instructions, but their keys and ids in the spill arenas took
+  /// a 1-3 MiB input of such pieces to 16-25 bytes of peak memory per input byte, past the
+  /// documented bound of 16.)
+  static constexpr size_t kMaxKey = 128;
   /// Returns true and appends the cached ids on a hit.
   bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out);
   /// The cached ids (*count of them) on a hit, else null: valid until the next insert.

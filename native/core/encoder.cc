@@ -184,7 +184,8 @@ PROMPTENC_ALWAYS_INLINE const ShortWordCache::Entry* findShort(const EncodeState
 
 // The piece went past the short cache. A WordCache hit is copied here (and a short piece of
 // few ids goes back into the short cache, as encodeWord would put it); anything else goes to
-// encodeWord, into scratch.wordIds (appending to out would first need the block flushed).
+// encodeWord, into scratch.wordIds (appending to out would first need the block flushed),
+// or, for a piece longer than the block, into out after a flush.
 // After a run of WordCache misses (a text seen for the first time) only every 16th piece
 // looks there first, since encodeWord looks again. When the short table moved (its first
 // insert, or a doubling), the sets that the pending pieces recorded are re-derived.
@@ -203,8 +204,13 @@ PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start,
   if (ids) {
     if (n <= ShortWordCache::kMaxLen && count >= 1 && count <= ShortWordCache::kMaxIds)
       bs.shortCache.insert(ShortWordCache::keyOf(p, n), n, h, ids, count);
+  } else if (n > EncodeState::kIdBlock) {
+    // A long piece (up to 1 id per byte) goes straight into out, after the block: through
+    // wordIds, every state kept 4 bytes per byte of the longest piece it had seen.
+    w = appendIds(out, block, w);
+    model_.encodeWord(p, n, h, out, bs);
   } else {
-    std::vector<uint32_t>& word = scratch.wordIds;
+    std::vector<uint32_t>& word = scratch.wordIds;  // at most kIdBlock ids: bounded
     word.clear();
     model_.encodeWord(p, n, h, word, bs);
     ids = word.data();
