@@ -34,49 +34,67 @@ static std::vector<std::string> pieces(PreTokenizerKind k, const std::string& s)
   return out;
 }
 
-// Long-piece path (cuts + RankQueue + dropping dead entries) == the plain heap port of
-// word.rs, on a synthetic vocab over "abcd" with adversarial merges: several merges that
-// produce the same token (as in converted tiktoken vocabs), ranks that are not in
-// creation order, and pairs listed twice. Pieces are random strings and runs.
-static void checkLongPathMatchesHeap() {
-  std::mt19937 rnd(12345);
-  for (int vocabSeed = 0; vocabSeed < 20; vocabSeed++) {
-    std::vector<std::string> tokens;
-    std::map<std::string, uint32_t> idOf;
-    for (int b = 0; b < 256; b++) {
-      idOf[std::string(1, char(b))] = uint32_t(tokens.size());
-      tokens.emplace_back(1, char(b));
-    }
-    std::vector<uint32_t> triples;
-    const char alpha[] = "abcd";
-    std::vector<uint32_t> pool = {uint32_t('a'), uint32_t('b'), uint32_t('c'), uint32_t('d')};
-    const int merges = 40 + vocabSeed * 10;
-    for (int m = 0; m < merges; m++) {
-      uint32_t l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
-      if (tokens[l].size() + tokens[r].size() > 12) continue;
-      const std::string t = tokens[l] + tokens[r];
-      auto it = idOf.find(t);
-      uint32_t id;
-      if (it == idOf.end()) {
-        id = uint32_t(tokens.size());
-        idOf[t] = id;
-        tokens.push_back(t);
-        pool.push_back(id);
-      } else {
-        id = it->second;  // another merge yielding an existing token
-      }
-      triples.insert(triples.end(), {l, r, id});
-      if (rnd() % 8 == 0 && triples.size() >= 6) {  // swap two ranks: not in creation order
-        const size_t a = (rnd() % (triples.size() / 3)) * 3, b = triples.size() - 3;
-        for (int k = 0; k < 3; k++) std::swap(triples[a + k], triples[b + k]);
-      }
-    }
-    std::vector<uint8_t> bytes;
-    std::vector<uint32_t> offsets = {0};
+// A synthetic BPE vocabulary over "abcd" with adversarial merges (several merges that produce
+// the same token, as in converted tiktoken vocabs; ranks not in creation order; pairs listed
+// twice): the 256 byte tokens, then `merges` random merges of tokens from `pool` whose joined
+// length is at most maxLen.
+struct SyntheticVocab {
+  std::vector<std::string> tokens;
+  std::map<std::string, uint32_t> idOf;
+  std::vector<uint32_t> triples;  // (left, right, new) per rank
+  std::vector<uint32_t> pool = {uint32_t('a'), uint32_t('b'), uint32_t('c'), uint32_t('d')};
+  // The vocab as BpeModel takes it: concatenated bytes and their offsets.
+  void bytesAndOffsets(std::vector<uint8_t>& bytes, std::vector<uint32_t>& offsets) const {
+    offsets = {0};
     for (const auto& t : tokens) {
       bytes.insert(bytes.end(), t.begin(), t.end());
       offsets.push_back(uint32_t(bytes.size()));
     }
+  }
+};
+
+static SyntheticVocab randomVocab(std::mt19937& rnd, int merges, size_t maxLen) {
+  SyntheticVocab v;
+  for (int b = 0; b < 256; b++) {
+    v.idOf[std::string(1, char(b))] = uint32_t(v.tokens.size());
+    v.tokens.emplace_back(1, char(b));
+  }
+  for (int m = 0; m < merges; m++) {
+    uint32_t l = v.pool[rnd() % v.pool.size()], r = v.pool[rnd() % v.pool.size()];
+    if (v.tokens[l].size() + v.tokens[r].size() > maxLen) continue;
+    const std::string t = v.tokens[l] + v.tokens[r];
+    auto it = v.idOf.find(t);
+    uint32_t id;
+    if (it == v.idOf.end()) {
+      id = uint32_t(v.tokens.size());
+      v.idOf[t] = id;
+      v.tokens.push_back(t);
+      v.pool.push_back(id);
+    } else {
+      id = it->second;  // another merge yielding an existing token
+    }
+    v.triples.insert(v.triples.end(), {l, r, id});
+    if (rnd() % 8 == 0 && v.triples.size() >= 6) {  // swap two ranks: not in creation order
+      const size_t a = (rnd() % (v.triples.size() / 3)) * 3, b = v.triples.size() - 3;
+      for (int k = 0; k < 3; k++) std::swap(v.triples[a + k], v.triples[b + k]);
+    }
+  }
+  return v;
+}
+
+// Long-piece path (cuts + RankQueue + dropping dead entries) == the plain heap port of
+// word.rs, on synthetic vocabs (randomVocab). Pieces are random strings and runs.
+static void checkLongPathMatchesHeap() {
+  std::mt19937 rnd(12345);
+  for (int vocabSeed = 0; vocabSeed < 20; vocabSeed++) {
+    const SyntheticVocab v = randomVocab(rnd, 40 + vocabSeed * 10, 12);
+    const auto& tokens = v.tokens;
+    const auto& triples = v.triples;
+    const auto& pool = v.pool;
+    const char alpha[] = "abcd";
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
     std::vector<uint8_t> encodable(tokens.size(), 1);
     const size_t count = triples.size() / 3;
     BpeModel heapOnly(bytes, offsets, encodable, triples.data(), count, false);
@@ -122,8 +140,7 @@ static void checkLongPathMatchesHeap() {
 }
 
 // Short chunks (BpeModel::mergeShort) == the heap port of word.rs (setShortMaxSymbols(0)),
-// on synthetic vocabs over "abcde" built as in checkLongPathMatchesHeap (several merges
-// yielding one token, ranks out of creation order, pairs listed twice). 'e' is not encodable:
+// on synthetic vocabs (randomVocab) plus merges with 'e'. 'e' is not encodable:
 // it is no symbol, and the merges that use it (one of them yielding a token of the wrong
 // length) never fire, so mergeShort still applies. Odd seeds add a merge whose token is not
 // its parts joined: mergeShort must then stand aside (mergesJoin() false).
@@ -157,35 +174,11 @@ static void checkShortPathMatchesHeap() {
   }
   std::mt19937 rnd(777);
   for (int vocabSeed = 0; vocabSeed < 40; vocabSeed++) {
-    std::vector<std::string> tokens;
-    std::map<std::string, uint32_t> idOf;
-    for (int b = 0; b < 256; b++) {
-      idOf[std::string(1, char(b))] = uint32_t(tokens.size());
-      tokens.emplace_back(1, char(b));
-    }
-    std::vector<uint32_t> triples;
-    std::vector<uint32_t> pool = {uint32_t('a'), uint32_t('b'), uint32_t('c'), uint32_t('d')};
-    const int merges = 20 + vocabSeed * 5;
-    for (int m = 0; m < merges; m++) {
-      uint32_t l = pool[rnd() % pool.size()], r = pool[rnd() % pool.size()];
-      if (tokens[l].size() + tokens[r].size() > 10) continue;
-      const std::string t = tokens[l] + tokens[r];
-      auto it = idOf.find(t);
-      uint32_t id;
-      if (it == idOf.end()) {
-        id = uint32_t(tokens.size());
-        idOf[t] = id;
-        tokens.push_back(t);
-        pool.push_back(id);
-      } else {
-        id = it->second;
-      }
-      triples.insert(triples.end(), {l, r, id});
-      if (rnd() % 8 == 0 && triples.size() >= 6) {
-        const size_t a = (rnd() % (triples.size() / 3)) * 3, b = triples.size() - 3;
-        for (int k = 0; k < 3; k++) std::swap(triples[a + k], triples[b + k]);
-      }
-    }
+    SyntheticVocab v = randomVocab(rnd, 20 + vocabSeed * 5, 10);
+    auto& tokens = v.tokens;
+    auto& triples = v.triples;
+    const auto& idOf = v.idOf;
+    const auto& pool = v.pool;
     // Merges with the unencodable 'e' as a part, at a random rank.
     const uint32_t low = pool[rnd() % pool.size()];
     for (uint32_t t : {uint32_t('a'), low}) {
@@ -206,11 +199,8 @@ static void checkShortPathMatchesHeap() {
       triples.insert(triples.begin() + long(at), {uint32_t('a'), uint32_t('b'), uint32_t(longest)});
     }
     std::vector<uint8_t> bytes;
-    std::vector<uint32_t> offsets = {0};
-    for (const auto& t : tokens) {
-      bytes.insert(bytes.end(), t.begin(), t.end());
-      offsets.push_back(uint32_t(bytes.size()));
-    }
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
     std::vector<uint8_t> encodable(tokens.size(), 1);
     encodable['e'] = 0;
     const size_t count = triples.size() / 3;
