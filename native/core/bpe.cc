@@ -188,7 +188,7 @@ void WordCache::grow() {
     mask_ = slots_.size() - 1;
     return;
   }
-  HugeVector<Slot> old;
+  CacheVector<Slot> old;
   old.swap(slots_);
   slots_.assign(old.size() * 2, Slot{});
   mask_ = slots_.size() - 1;
@@ -267,7 +267,7 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
 }
 
 void ShortWordCache::grow() {
-  HugeVector<Entry> old;
+  CacheVector<Entry> old;
   old.swap(table_);
   const size_t sets = (mask_ + 1) * 2;
   table_.assign(sets * 2, Entry{});

@@ -433,10 +433,37 @@ static void checkAsciiFastPaths() {
   }
 }
 
+// MergeMap::probe + resolve (the two-step lookup mergeShort uses so that two probes overlap)
+// answers exactly as findFiltered: the same entry for every merge, null for pairs that are
+// not merges (including pairs with the left or right id of a merge, which share its slots).
+static void checkMergeProbe() {
+  std::mt19937 rnd(7);
+  std::vector<uint32_t> triples;
+  std::map<std::pair<uint32_t, uint32_t>, bool> isMerge;
+  for (uint32_t rank = 0; rank < 20000; rank++) {
+    const uint32_t l = rnd() % 3000, r = rnd() % 3000;
+    triples.insert(triples.end(), {l, r, 3000 + rank});
+    isMerge[{l, r}] = true;
+  }
+  MergeMap m;
+  m.build(triples.data(), triples.size() / 3);
+  size_t hits = 0;
+  for (int i = 0; i < 200000; i++) {
+    const uint32_t l = i < 20000 ? triples[i * 3] : rnd() % 3000;
+    const uint32_t r = i < 20000 ? triples[i * 3 + 1] : rnd() % 3000;
+    const MergeMap::Entry* want = m.findFiltered(l, r);
+    CHECK(m.resolve(m.probe(l, r)) == want);
+    CHECK((want != nullptr) == (isMerge.count({l, r}) > 0));
+    hits += want != nullptr;
+  }
+  CHECK(hits >= 20000);
+}
+
 int main() {
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();
+  checkMergeProbe();
   checkAsciiFastPaths();
   // from_utf8_lossy: maximal subparts.
   {
