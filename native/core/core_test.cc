@@ -356,38 +356,14 @@ static void checkAsciiFastPaths() {
     CHECK(pretok_detail::isAsciiPunct(uint8_t(b)) == ((f & (uflag::P | uflag::S)) != 0));
     CHECK(pretok_detail::isAsciiAlpha(uint8_t(b)) == ((f & (uflag::L | uflag::M)) != 0));
   }
-  const char* alphabet[] = {"a",
-                            "z",
-                            "Q",
-                            "Z",
-                            "0",
-                            "9",
-                            " ",
-                            " ",
-                            "\n",
-                            "\r",
-                            "\t",
-                            "\v",
-                            "'",
-                            "s",
-                            "/",
-                            ".",
-                            "-",
-                            "_",
-                            "@",
-                            "[",
-                            "`",
-                            "{",
-                            "\x7f",
-                            "\x01",
-                            "\xC3\xA9",
-                            "\xC5\xBF",
-                            "\xC2\xA0",
-                            "\xE3\x80\x80",
-                            "\xE4\xB8\xAD",
-                            "\xD9\xA3",
-                            "\xCC\x81",
-                            "\xF0\x9F\x8E\x89"};
+  const char* alphabet[] = {"a", "z", "Q", "Z", "0", "9", " ", " ", "\n", "\r", "\t", "\v", "'", "s", "/", ".", "-",
+                            "_", "@", "[", "`", "{", "\x7f", "\x01", "\xC3\xA9", "\xC5\xBF", "\xC2\xA0", "\xE3\x80\x80",
+                            "\xE4\xB8\xAD", "\xD9\xA3", "\xCC\x81", "\xF0\x9F\x8E\x89",
+                            // DeepSeek-V3's CJK ranges: kana letters, marks (U+3099), a symbol
+                            // (U+309B), punctuation (U+30A0, U+30FB), Lm (U+30FC), the last Han
+                            // char in range (U+9FA5) and the first past it (U+9FA6).
+                            "\xE3\x81\x82", "\xE3\x82\x99", "\xE3\x82\x9B", "\xE3\x82\xA0", "\xE3\x83\xBB",
+                            "\xE3\x83\xBC", "\xE9\xBE\xA5", "\xE9\xBE\xA6", "\xE4\xB8\x80\xE4\xB8\x81"};
   const size_t letters = sizeof alphabet / sizeof alphabet[0];
   std::mt19937 rnd(7);
   for (int round = 0; round < 4000; round++) {
@@ -459,11 +435,38 @@ static void checkMergeProbe() {
   CHECK(hits >= 20000);
 }
 
+// hanAt and deepSeekCjkAt (the scanners' inline CJK steps) == charAt, exhaustively over every
+// three bytes led by 0xE0-0xEF (valid or not) and on truncated input: the same chars, the
+// same length, and for Han the flags that kHanFlags stands for.
+static void checkCjkSteps() {
+  size_t han = 0, cjk = 0, bad = 0;
+  for (uint32_t b0 = 0xE0; b0 <= 0xEF; b0++) {
+    for (uint32_t b1 = 0; b1 < 256; b1++) {
+      for (uint32_t b2 = 0; b2 < 256; b2++) {
+        const uint8_t s[3] = {uint8_t(b0), uint8_t(b1), uint8_t(b2)};
+        const Char c = charAt(s, 0, 3);
+        const bool isHan = c.len == 3 && c.cp >= kHanFirst && c.cp <= kHanLast;
+        const bool isCjk = c.len == 3 && pretok_detail::isDeepSeekCjk(c.cp);
+        if (hanAt(s, 0, 3) != (isHan ? 3u : 0u)) bad++;
+        if (isHan && c.flags != kHanFlags) bad++;
+        if (pretok_detail::deepSeekCjkAt(s, 0, 3) != (isCjk ? c.cp : 0u)) bad++;
+        if (hanAt(s, 0, 2) != 0 || pretok_detail::deepSeekCjkAt(s, 0, 2) != 0) bad++;
+        han += isHan;
+        cjk += isCjk;
+      }
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(han == kHanLast - kHanFirst + 1);
+  CHECK(cjk == han + (0x30FF - 0x3040 + 1));
+}
+
 int main() {
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();
   checkMergeProbe();
+  checkCjkSteps();
   checkAsciiFastPaths();
   // from_utf8_lossy: maximal subparts.
   {

@@ -48,8 +48,16 @@ constexpr uint16_t kS = uflag::SPACE;
 inline bool isCrLf(uint32_t cp) { return cp == '\r' || cp == '\n'; }
 
 /// Returns the end of the maximal run of chars whose flags intersect `mask`, from i.
+/// Han chars are classed inline (hanAt): in Chinese text they are most of every letter run.
 inline size_t runOf(const uint8_t* s, size_t i, size_t n, uint16_t mask) {
+  const bool han = (kHanFlags & mask) != 0;
   while (i < n) {
+    if (han) {
+      if (const size_t k = hanAt(s, i, n)) {
+        i += k;
+        continue;
+      }
+    }
     Char c = charAt(s, i, n);
     if (!(c.flags & mask)) break;
     i += c.len;
@@ -249,7 +257,14 @@ constexpr uint16_t kLower = uflag::LL | uflag::LM | uflag::LO | uflag::M;  // [\
 inline size_t upperStarLowerPlus(const uint8_t* s, size_t start, size_t n) {
   size_t u = start;
   size_t lastBoth = SIZE_MAX, lastBothEnd = 0;
+  static_assert((kHanFlags & kUpper) && (kHanFlags & kLower), "Han chars (Lo) are in both classes");
   while (u < n) {
+    if (const size_t k = hanAt(s, u, n)) {
+      lastBoth = u;
+      u += k;
+      lastBothEnd = u;
+      continue;
+    }
     Char c = charAt(s, u, n);
     if (!(c.flags & kUpper)) break;
     if (c.flags & kLower) {
@@ -447,6 +462,16 @@ PROMPTENC_ALWAYS_INLINE size_t matchDeepSeekWordsFast(const uint8_t* s, size_t i
 /// [一-龥぀-ゟ゠-ヿ]: U+4E00–U+9FA5, U+3040–U+309F, U+30A0–U+30FF.
 inline bool isDeepSeekCjk(uint32_t cp) { return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF); }
 
+/// The code point at s[j] when it is one of those CJK chars, else 0: what charAt decodes
+/// there (all of them take three bytes, led by 0xE3 to 0xE9), without the class lookup.
+inline uint32_t deepSeekCjkAt(const uint8_t* s, size_t j, size_t e) {
+  if (j + 2 >= e) return 0;
+  const uint32_t b0 = s[j], b1 = s[j + 1], b2 = s[j + 2];
+  if (b0 - 0xE3u > 6u || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) return 0;
+  const uint32_t cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F);
+  return isDeepSeekCjk(cp) ? cp : 0;
+}
+
 /// The first index >= i (or e) whose byte is an ASCII digit or not ASCII: the only
 /// bytes at which DeepSeek-V3's first two Splits can cut. 16 bytes per step with SSE2.
 inline size_t skipAsciiNonDigits(const uint8_t* s, size_t i, size_t e) {
@@ -539,12 +564,27 @@ inline void splitDeepSeekV3(const uint8_t* s, size_t b, size_t e, Emit&& emit) {
     } else if (isDeepSeekCjk(c.cp)) {
       if (pieceStart < i) split3(pieceStart, i);
       size_t j = i + c.len;
-      while (j < e) {
-        Char d = charAt(s, j, e);
-        if (!isDeepSeekCjk(d.cp)) break;
-        j += d.len;
+      if (Fast) {
+        // One decode per char, and no split 3 when the run is all letters and marks (then
+        // its [\p{L}\p{M}]+ takes the run whole): U+4E00-U+9FA5 are all Lo, kana are looked
+        // up. Chinese text was half char decoding, each char decoded two or three times.
+        bool lm = (c.flags & kLM) != 0;
+        for (uint32_t cp; (cp = deepSeekCjkAt(s, j, e)) != 0; j += 3) {
+          if (cp < 0x4E00) lm = lm && (unicodeFlags(cp) & kLM);
+        }
+        if (lm) {
+          emit(i, j);
+        } else {
+          split3(i, j);
+        }
+      } else {
+        while (j < e) {
+          Char d = charAt(s, j, e);
+          if (!isDeepSeekCjk(d.cp)) break;
+          j += d.len;
+        }
+        split3(i, j);
       }
-      split3(i, j);
       i = pieceStart = j;
     } else {
       i += c.len;
