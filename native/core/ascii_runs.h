@@ -97,6 +97,17 @@ inline size_t skipPunct(const uint8_t* s, size_t k, size_t n) {
   return k;
 }
 
+/// while (k < n && s[k] < 0x80) k++;
+inline size_t skipAscii(const uint8_t* s, size_t k, size_t n) {
+#if defined(__SSE2__)
+  for (; k + 16 <= n; k += 16) {
+    if (const unsigned high = nonAscii(load16(s + k))) return k + firstSet(high);
+  }
+#endif
+  while (k < n && s[k] < 0x80) k++;
+  return k;
+}
+
 /// The end of the run of ASCII White_Space from k, and (when there is one in the run) the
 /// index of its last \r or \n in *lastNl (left alone otherwise).
 inline size_t skipSpaces(const uint8_t* s, size_t k, size_t n, size_t* lastNl) {

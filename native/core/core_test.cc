@@ -388,6 +388,9 @@ static void checkAsciiFastPaths() {
       k = i;
       while (k < n && p[k] < 0x80 && !(kAscii.f[p[k]] & (uflag::L | uflag::N | uflag::SPACE))) k++;
       CHECK(ascii::skipPunct(p, i, n) == k);
+      k = i;
+      while (k < n && p[k] < 0x80) k++;
+      CHECK(ascii::skipAscii(p, i, n) == k);
     }
     using namespace pretok_detail;
     auto general = [&](auto match) {

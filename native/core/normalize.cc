@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ascii_runs.h"
 #include "nfc_tables.h"
 #include "unicode.h"
 
@@ -113,16 +114,36 @@ void appendUtf8(uint32_t cp, std::string& out) {
   }
 }
 
+constexpr uint16_t propsAt(uint32_t cp) {
+  return nfcdata::kProps[nfcdata::kStage2[uint32_t(nfcdata::kStage1[cp >> 8]) * 256u + (cp & 255u)]];
+}
+constexpr bool hanStable() {
+  for (uint32_t cp = kHanFirst; cp <= kHanLast; cp++)
+    if (propsAt(cp) != 0) return false;
+  return true;
+}
+static_assert(hanStable(), "U+4E00-U+9FA5 are stable starters that never decompose");
+
 /// The offset of the first code point at or after `at` that fails the NFC quick check (or n),
 /// and in *stable the start of the last stable starter before it (or `at`).
+/// Every ASCII byte and every Han char (U+4E00-U+9FA5, hanAt) is a stable starter: a run of
+/// them is skipped without the table lookup, ASCII 16 bytes at a time. (Byte by byte, this
+/// check was a sixth of a warm Qwen3 encode of source code.)
 size_t quickCheck(const uint8_t* s, size_t at, size_t n, size_t* stable) {
   uint32_t lastClass = 0;
   size_t lastStable = at;
   size_t i = at;
   while (i < n) {
     if (s[i] < 0x80) {
+      i = ascii::skipAscii(s, i + 1, n);
       lastClass = 0;
-      lastStable = i++;
+      lastStable = i - 1;
+      continue;
+    }
+    if (const size_t k = hanAt(s, i, n)) {
+      lastClass = 0;
+      lastStable = i;
+      i += k;
       continue;
     }
     const CodePoint c = decodeUtf8(s, i, n);
