@@ -103,17 +103,18 @@ void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint
   offsets_ = offsets;
   const size_t count = offsets->size() - 1;
   const uint64_t size = tableSize(count);
-  slots_.assign(size, kNoId);
+  slots_.assign(size, Slot{kNoId, 0});
   mask_ = size - 1;
   for (size_t id = 0; id < count; id++) {
     if (!encodable[id]) continue;
     const uint32_t b = (*offsets)[id], e = (*offsets)[id + 1];
     if (e == b) continue;
-    uint64_t h = hashBytes(bytes->data() + b, e - b) & mask_;
+    const uint64_t hash = hashBytes(bytes->data() + b, e - b);
+    uint64_t h = hash & mask_;
     for (;;) {
-      uint32_t cur = slots_[h];
+      const uint32_t cur = slots_[h].id;
       if (cur == kNoId) {
-        slots_[h] = uint32_t(id);
+        slots_[h] = Slot{uint32_t(id), tagOf(hash)};
         break;
       }
       // Two ids with the same bytes cannot happen for encodable tokens (the
@@ -132,11 +133,14 @@ uint32_t BytesToIdMap::find(const uint8_t* p, size_t n, uint64_t hash) const {
   uint64_t h = hash & mask_;
   const uint8_t* base = bytes_->data();
   const uint32_t* off = offsets_->data();
+  const uint32_t tag = tagOf(hash);
   for (;;) {
-    uint32_t id = slots_[h];
-    if (id == kNoId) return kNoId;
-    const uint32_t b = off[id], e = off[id + 1];
-    if (e - b == n && bytesEqual(base + b, p, n)) return id;
+    const Slot s = slots_[h];
+    if (s.id == kNoId) return kNoId;
+    if (s.tag == tag) {
+      const uint32_t b = off[s.id], e = off[s.id + 1];
+      if (e - b == n && bytesEqual(base + b, p, n)) return s.id;
+    }
     h = (h + 1) & mask_;
   }
 }

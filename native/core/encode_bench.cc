@@ -2,11 +2,12 @@
 // file of documents, with no Node in the process, so `valgrind --tool=callgrind` counts
 // only the core and a run takes seconds instead of minutes.
 //   cmake --build build-test --target promptenc_encode_bench
-//   ./build-test/promptenc_encode_bench TOKENIZER_JSON KIND IGNORE_MERGES DOCS [warm|cold] [PASSES]
+//   ./build-test/promptenc_encode_bench TOKENIZER_JSON KIND IGNORE_MERGES DOCS [warm|cold|fresh] [PASSES]
 // KIND: the PreTokenizerKind number (0 gpt2, 1 cl100k, 2 qwen2, 3 o200k, 4 deepseek-v3).
 // DOCS: documents, each a little-endian uint32 byte length and that many UTF-8 bytes.
 // warm: one untimed pass with the state, then PASSES timed passes; cold: PASSES passes,
-// each with a fresh state. Instruction counts per byte: run under callgrind with
+// each with a fresh state; fresh: as cold, and each pass with a new Encoder (its tables newly
+// built, as a newly loaded tokenizer's). Instruction counts per byte: run under callgrind with
 //   --toggle-collect='timedPass*'
 // Prints the token count and an FNV-1a hash of the ids (the same for every build that is exact),
 // and CPU MB/s (best pass).
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,7 +71,7 @@ static double cpuSeconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s TOKENIZER_JSON KIND IGNORE_MERGES DOCS [warm|cold] [PASSES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TOKENIZER_JSON KIND IGNORE_MERGES DOCS [warm|cold|fresh] [PASSES]\n", argv[0]);
     return 2;
   }
   const std::string json = readFile(argv[1]);
@@ -79,12 +81,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "scan: %s\n", why.c_str());
     return 1;
   }
-  EncoderSpec spec;
-  buildModel(model.strings(), spec);
-  spec.preTokenizer = PreTokenizerKind(std::atoi(argv[2]));
-  spec.ignoreMerges = std::atoi(argv[3]) != 0;
-  if (spec.preTokenizer == PreTokenizerKind::Qwen2) spec.normalizer = NormalizerKind::Nfc;
-  const Encoder enc(std::move(spec));
+  auto build = [&] {
+    EncoderSpec spec;
+    buildModel(model.strings(), spec);
+    spec.preTokenizer = PreTokenizerKind(std::atoi(argv[2]));
+    spec.ignoreMerges = std::atoi(argv[3]) != 0;
+    if (spec.preTokenizer == PreTokenizerKind::Qwen2) spec.normalizer = NormalizerKind::Nfc;
+    return std::make_unique<Encoder>(std::move(spec));
+  };
+  std::unique_ptr<Encoder> encoder = build();
   const std::string text = readFile(argv[4]);
   std::vector<Doc> docs;
   size_t bytes = 0;
@@ -95,14 +100,21 @@ int main(int argc, char** argv) {
     bytes += n;
     i += 4 + n;
   }
-  const bool warm = argc <= 5 || std::string(argv[5]) != "cold";
+  const std::string mode = argc > 5 ? argv[5] : "warm";
+  const bool warm = mode == "warm";
+  const bool fresh = mode == "fresh";  // cold, and a new Encoder (model tables) per pass, as a new tokenizer
   const int passes = argc > 6 ? std::atoi(argv[6]) : 1;
   std::vector<uint32_t> out;
   out.reserve(bytes + 16);
   double best = 1e30;
   EncodeState warmState;
-  if (warm) pass<0>(enc, docs, warmState, out);
+  if (warm) pass<0>(*encoder, docs, warmState, out);
   for (int r = 0; r < passes; r++) {
+    if (fresh && r > 0) {
+      encoder.reset();
+      encoder = build();
+    }
+    const Encoder& enc = *encoder;
     EncodeState coldState;
     EncodeState& state = warm ? warmState : coldState;
     const double t0 = cpuSeconds();
@@ -111,7 +123,7 @@ int main(int argc, char** argv) {
   }
   const size_t tokens = out.size();
   const uint32_t hash = fnv(out);
-  std::printf("%s %zu bytes %zu tokens hash %08x %.1f MB/CPU-s\n", warm ? "warm" : "cold", bytes, tokens, hash,
+  std::printf("%s %zu bytes %zu tokens hash %08x %.1f MB/CPU-s\n", mode.c_str(), bytes, tokens, hash,
               bytes / 1e6 / best);
   return 0;
 }

@@ -514,7 +514,7 @@ inline void splitIsolated(const uint8_t* s, size_t b, size_t e, Match&& match, E
 /// Runs one single-regex scanner over s[b, e): each match starts where the last ended
 /// (these regexes match every character), so the pieces tile the range.
 template <class Emit, class Match>
-inline void scanPieces(const uint8_t* s, size_t b, size_t e, Emit& emit, Match match) {
+PROMPTENC_ALWAYS_INLINE void scanPieces(const uint8_t* s, size_t b, size_t e, Emit& emit, Match match) {
   const uint8_t* p = s + b;
   const size_t n = e - b;
   for (size_t i = 0; i < n;) {
