@@ -327,6 +327,20 @@ static void checkBatch() {
     CHECK((ids == std::vector<uint32_t>{257, 32, 256, 258}));
   }
   {
+    // A piece longer than the id block goes straight into the output, so a state keeps no
+    // buffer sized by the longest piece it has seen (wordIds once held 4 bytes per byte of it).
+    std::string t(size_t(1) << 20, 'a');
+    for (size_t k = 1; k < t.size(); k += 3) t[k] = 'b';
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
+    EncodeState st;
+    std::vector<uint32_t> ids, fresh;
+    enc.encode(p, t.size(), ids, st);
+    enc.encode(p, t.size(), fresh);
+    CHECK(ids == fresh);
+    CHECK(ids.size() > t.size() / 3);
+    CHECK(st.wordIds.capacity() <= EncodeState::kIdBlock);
+  }
+  {
     // encodeOrdinary: no added-token split, so "<x>" is encoded as the text it is (three byte tokens).
     std::vector<uint32_t> ids;
     EncodeState state;
