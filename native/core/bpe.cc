@@ -629,6 +629,9 @@ void BpeModel::mergeChunk(const uint8_t* p, size_t n, std::vector<uint32_t>& out
     mergeAll(p, n, scratch, heap);
   }
   for (int32_t i = 0; i != -1; i = sym[i].next) out.push_back(sym[i].id);
+  // As mergeLong's spans: a huge chunk's symbols (12 bytes a byte) are not kept for the rest
+  // of the state's life.
+  if (n > kKeepSpans) HugeVector<BpeScratch::Symbol>().swap(sym);
 }
 
 // The merge loop of word.rs. Both queues pop the same (rank, pos) sequence (each

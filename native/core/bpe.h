@@ -612,6 +612,9 @@ class BpeModel {
   /// 0 sends every chunk through the heap of word.rs.
   void setShortMaxSymbols(size_t n) { shortMax_ = n < kShortMaxSymbols ? n : kShortMaxSymbols; }
   static constexpr size_t kShortMaxSymbols = 16;
+  /// A chunk longer than this many bytes does not leave its scratch (mergeLong's spans,
+  /// mergeChunk's symbols) in the state after it.
+  static constexpr size_t kKeepSpans = size_t(4) << 20;
   /// Whether mergeShort is exact for this vocabulary (see joinsExact_); for tests.
   bool mergesJoin() const { return joinsExact_; }
   /// True when no merge can ever join the symbol ending at byte k with the one starting
@@ -630,7 +633,6 @@ class BpeModel {
   // Chunks of at most shortMax_ bytes when joinsExact_ (bpe_short.cc).
   void mergeShort(const uint8_t* p, size_t n, std::vector<uint32_t>& out) const;
   static constexpr uint32_t kSpanBit = 0x80000000u;  // mergeLong: "not the start of a symbol"
-  static constexpr size_t kKeepSpans = size_t(4) << 20;
   HugeVector<uint8_t> bytes_;
   HugeVector<uint32_t> offsets_;
   BytesToIdMap vocab_;

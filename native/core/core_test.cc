@@ -478,12 +478,38 @@ static void checkCjkSteps() {
   CHECK(cjk == han + (0x30FF - 0x3040 + 1));
 }
 
+// A chunk past BpeModel::kKeepSpans on the queue path (cuts not exact: byte 0xFF has no id)
+// leaves no chunk-sized symbol array in its scratch, and the scratch still encodes alike.
+static void checkHugeChunkScratchFreed() {
+  std::mt19937 rnd(99);
+  const SyntheticVocab v = randomVocab(rnd, 80, 12);
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> offsets;
+  v.bytesAndOffsets(bytes, offsets);
+  std::vector<uint8_t> encodable(v.tokens.size(), 1);
+  encodable[0xFF] = 0;
+  const BpeModel model(bytes, offsets, encodable, v.triples.data(), v.triples.size() / 3, false);
+  std::string piece(BpeModel::kKeepSpans + 1024, 'a');
+  for (char& c : piece) c = "abcd"[rnd() % 4];
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(piece.data());
+  BpeScratch scratch;
+  std::vector<uint32_t> ids, again;
+  model.encodeWord(p, piece.size(), ids, scratch);
+  CHECK(scratch.symbols.capacity() == 0);
+  size_t covered = 0;
+  for (uint32_t id : ids) covered += v.tokens[id].size();
+  CHECK(covered == piece.size());
+  model.encodeWord(p, piece.size(), again, scratch);
+  CHECK(ids == again);
+}
+
 int main() {
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();
   checkMergeProbe();
   checkCjkSteps();
+  checkHugeChunkScratchFreed();
   checkAsciiFastPaths();
   // from_utf8_lossy: maximal subparts.
   {
