@@ -224,7 +224,7 @@ h.push(
   '};',
 );
 h.push('');
-h.push('inline uint16_t props(uint32_t cp) {');
+h.push('constexpr uint16_t props(uint32_t cp) {');
 h.push('  if (cp >= 0x110000) return 0;');
 h.push('  return kProps[kStage2[uint32_t(kStage1[cp >> 8]) * 256u + (cp & 255u)]];');
 h.push('}');

@@ -167,7 +167,7 @@ for (const block of blocks) {
 lines.push('};');
 lines.push('');
 lines.push('/// Flags of a code point (0 for cp > U+10FFFF). Two dependent loads, no branches but one.');
-lines.push('inline uint16_t unicodeFlags(uint32_t cp) {');
+lines.push('constexpr uint16_t unicodeFlags(uint32_t cp) {');
 lines.push('  if (cp >= 0x110000) return 0;');
 lines.push('  return kFlagSets[kStage2[(uint32_t)kStage1[cp >> 8] * 256u + (cp & 255u)]];');
 lines.push('}');

@@ -1544,7 +1544,7 @@ constexpr uint32_t kCompValues[940] = {
     0x114BB, 0x114BE, 0x115BA, 0x115BB,
 };
 
-inline uint16_t props(uint32_t cp) {
+constexpr uint16_t props(uint32_t cp) {
   if (cp >= 0x110000) return 0;
   return kProps[kStage2[uint32_t(kStage1[cp >> 8]) * 256u + (cp & 255u)]];
 }

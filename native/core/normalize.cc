@@ -114,12 +114,9 @@ void appendUtf8(uint32_t cp, std::string& out) {
   }
 }
 
-constexpr uint16_t propsAt(uint32_t cp) {
-  return nfcdata::kProps[nfcdata::kStage2[uint32_t(nfcdata::kStage1[cp >> 8]) * 256u + (cp & 255u)]];
-}
 constexpr bool hanStable() {
   for (uint32_t cp = kHanFirst; cp <= kHanLast; cp++)
-    if (propsAt(cp) != 0) return false;
+    if (props(cp) != 0) return false;
   return true;
 }
 static_assert(hanStable(), "U+4E00-U+9FA5 are stable starters that never decompose");

@@ -460,15 +460,12 @@ PROMPTENC_ALWAYS_INLINE size_t matchDeepSeekWordsFast(const uint8_t* s, size_t i
 }
 
 /// [一-龥぀-ゟ゠-ヿ]: U+4E00–U+9FA5, U+3040–U+309F, U+30A0–U+30FF.
-inline bool isDeepSeekCjk(uint32_t cp) { return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF); }
+inline bool isDeepSeekCjk(uint32_t cp) { return (cp >= kHanFirst && cp <= kHanLast) || (cp >= 0x3040 && cp <= 0x30FF); }
 
 /// The code point at s[j] when it is one of those CJK chars, else 0: what charAt decodes
 /// there (all of them take three bytes, led by 0xE3 to 0xE9), without the class lookup.
 inline uint32_t deepSeekCjkAt(const uint8_t* s, size_t j, size_t e) {
-  if (j + 2 >= e) return 0;
-  const uint32_t b0 = s[j], b1 = s[j + 1], b2 = s[j + 2];
-  if (b0 - 0xE3u > 6u || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) return 0;
-  const uint32_t cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F);
+  const uint32_t cp = threeByteAt(s, j, e, 0xE3, 0xE9);
   return isDeepSeekCjk(cp) ? cp : 0;
 }
 
@@ -570,7 +567,7 @@ inline void splitDeepSeekV3(const uint8_t* s, size_t b, size_t e, Emit&& emit) {
         // up. Chinese text was half char decoding, each char decoded two or three times.
         bool lm = (c.flags & kLM) != 0;
         for (uint32_t cp; (cp = deepSeekCjkAt(s, j, e)) != 0; j += 3) {
-          if (cp < 0x4E00) lm = lm && (unicodeFlags(cp) & kLM);
+          if (cp < kHanFirst) lm = lm && (unicodeFlags(cp) & kLM);
         }
         if (lm) {
           emit(i, j);

@@ -76,22 +76,27 @@ inline void prefetchLine(const void* p) {
 /// text) all have one set of flags, checked at compile time, so a scanner can class them
 /// from the range alone, without charAt's out-of-line call and three-level table lookup.
 constexpr uint32_t kHanFirst = 0x4E00, kHanLast = 0x9FA5;
-constexpr uint16_t kHanFlags = kFlagSets[kStage2[(uint32_t)kStage1[kHanFirst >> 8] * 256u + (kHanFirst & 255u)]];
+constexpr uint16_t kHanFlags = unicodeFlags(kHanFirst);
 constexpr bool hanFlagsUniform() {
   for (uint32_t cp = kHanFirst; cp <= kHanLast; cp++)
-    if (kFlagSets[kStage2[(uint32_t)kStage1[cp >> 8] * 256u + (cp & 255u)]] != kHanFlags) return false;
+    if (unicodeFlags(cp) != kHanFlags) return false;
   return true;
 }
 static_assert(hanFlagsUniform(), "U+4E00-U+9FA5 share one set of flags");
 
-/// The length (3) of the char at s[i] when it is in U+4E00-U+9FA5 (as decodeUtf8 decodes
-/// it), else 0. Such a char is led by 0xE4 to 0xE9.
-PROMPTENC_ALWAYS_INLINE size_t hanAt(const uint8_t* s, size_t i, size_t n) {
+/// The code point of the char at s[i] (i < n) when it takes three bytes led by a byte in
+/// [lo, hi] (as decodeUtf8 decodes it), else 0: the scanners' inline step over CJK chars.
+PROMPTENC_ALWAYS_INLINE uint32_t threeByteAt(const uint8_t* s, size_t i, size_t n, uint32_t lo, uint32_t hi) {
   const uint32_t b0 = s[i];
-  if (b0 - 0xE4u > 5u || i + 2 >= n) return 0;
+  if (b0 - lo > hi - lo || i + 2 >= n) return 0;
   const uint32_t b1 = s[i + 1], b2 = s[i + 2];
   if ((b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80) return 0;
-  const uint32_t cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F);
+  return ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F);
+}
+
+/// The length (3) of the char at s[i] when it is in U+4E00-U+9FA5, else 0.
+PROMPTENC_ALWAYS_INLINE size_t hanAt(const uint8_t* s, size_t i, size_t n) {
+  const uint32_t cp = threeByteAt(s, i, n, 0xE4, 0xE9);
   return cp >= kHanFirst && cp <= kHanLast ? 3 : 0;
 }
 

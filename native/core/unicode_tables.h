@@ -1448,7 +1448,7 @@ constexpr uint8_t kStage2[39680] = {
 };
 
 /// Flags of a code point (0 for cp > U+10FFFF). Two dependent loads, no branches but one.
-inline uint16_t unicodeFlags(uint32_t cp) {
+constexpr uint16_t unicodeFlags(uint32_t cp) {
   if (cp >= 0x110000) return 0;
   return kFlagSets[kStage2[(uint32_t)kStage1[cp >> 8] * 256u + (cp & 255u)]];
 }
