@@ -16,6 +16,7 @@
 #include "core/batch.h"
 #include "core/encoder.h"
 #include "core/model_json.h"
+#include "core/utf16.h"
 #include "core/vocab_builder.h"
 
 namespace {
@@ -136,38 +137,55 @@ bool boolField(const Napi::Object& o, const char* name) {
 
 /// A byte buffer that, unlike std::string::resize, does not zero what it allocates: the
 /// UTF-8 of a JS string needs up to 3 bytes per UTF-16 unit reserved, and zero-filling that
-/// made RSS grow by 3 bytes per input byte for one-byte text that only writes 1.
+/// made RSS grow by 3 bytes per input byte for one-byte text that only writes 1. It also
+/// keeps the UTF-16 copy the conversion reads (the same reuse, the same reason).
 class Utf8Buffer {
  public:
-  char* reserve(size_t n) {
-    if (n > cap_) {
-      data_.reset(new char[n]);  // default-initialized: pages are touched only when written
-      cap_ = n;
-    }
-    return data_.get();
-  }
+  char* reserve(size_t n) { return grow(data_, cap_, n); }
+  uint16_t* reserveUnits(size_t n) { return grow(units_, unitsCap_, n); }
   const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(data_.get()); }
-  size_t capacity() const { return cap_; }
+  size_t capacity() const { return cap_ + 2 * unitsCap_; }
   void release() {
     data_.reset();
-    cap_ = 0;
+    units_.reset();
+    cap_ = unitsCap_ = 0;
   }
 
  private:
+  template <typename T>
+  static T* grow(std::unique_ptr<T[]>& p, size_t& cap, size_t n) {
+    if (n > cap) {
+      p.reset(new T[n]);  // default-initialized: pages are touched only when written
+      cap = n;
+    }
+    return p.get();
+  }
   std::unique_ptr<char[]> data_;
+  std::unique_ptr<uint16_t[]> units_;
   size_t cap_ = 0;
+  size_t unitsCap_ = 0;
 };
 
-/// Text argument: a JS string (converted to UTF-8 by N-API, lone surrogates become
-/// U+FFFD exactly as for the oracle) or UTF-8 bytes in a Uint8Array.
-/// A JS string into `buf` in one conversion pass: Utf8Value() first measures the UTF-8
-/// length (a full walk of the string) and then converts. The UTF-16 length is O(1) and
-/// each UTF-16 unit needs at most 3 UTF-8 bytes, so 3 × length + 1 always suffices.
-/// Returns the UTF-8 length; the bytes are buf.bytes()[0, length).
+/// Text argument: a JS string (converted to UTF-8, lone surrogates become U+FFFD exactly as
+/// for the oracle) or UTF-8 bytes in a Uint8Array.
+/// A JS string into `buf`: its UTF-16 copied out by N-API, then converted here
+/// (core/utf16.h says why). Above kUtf16Units the UTF-16 copy would cost 2 more bytes per
+/// unit of memory, so N-API's own UTF-8 writer converts (the same bytes, slower). The
+/// UTF-16 length is O(1) and each unit needs at most 3 UTF-8 bytes, so 3 x length + 1
+/// always suffices. Returns the UTF-8 length; the bytes are buf.bytes()[0, length).
+constexpr size_t kUtf16Units = size_t(1) << 22;
 size_t stringToUtf8(napi_env env, napi_value v, Utf8Buffer& buf) {
   size_t units = 0;
   napi_status st = napi_get_value_string_utf16(env, v, nullptr, 0, &units);
   if (st != napi_ok) throw Napi::Error::New(env, "napi_get_value_string_utf16 failed");
+  if (units <= kUtf16Units) {
+    uint16_t* u = buf.reserveUnits(units + 1);
+    size_t copied = 0;
+    st = napi_get_value_string_utf16(env, v, reinterpret_cast<char16_t*>(u), units + 1, &copied);
+    if (st != napi_ok) throw Napi::Error::New(env, "napi_get_value_string_utf16 failed");
+    char* out = buf.reserve(promptenc::utf8Capacity(copied));
+    return promptenc::utf16ToUtf8(u, copied, reinterpret_cast<uint8_t*>(out));
+  }
   const size_t cap = units * 3 + 1;
   char* out = buf.reserve(cap);
   size_t written = 0;
@@ -176,23 +194,11 @@ size_t stringToUtf8(napi_env env, napi_value v, Utf8Buffer& buf) {
   return written;
 }
 
-/// The same into a new std::string (async work owns its copy). Large strings go through a
-/// Utf8Buffer and one copy of the written bytes, not a zero-filled 3 x length string.
+/// The same into a new std::string (async work owns its copy).
 std::string stringToUtf8(napi_env env, napi_value v) {
-  size_t units = 0;
-  if (napi_get_value_string_utf16(env, v, nullptr, 0, &units) != napi_ok)
-    throw Napi::Error::New(env, "napi_get_value_string_utf16 failed");
-  if (units >= (size_t(1) << 20)) {
-    Utf8Buffer tmp;
-    const size_t n = stringToUtf8(env, v, tmp);
-    return std::string(reinterpret_cast<const char*>(tmp.bytes()), n);
-  }
-  std::string out(units * 3 + 1, '\0');
-  size_t written = 0;
-  if (napi_get_value_string_utf8(env, v, &out[0], out.size(), &written) != napi_ok)
-    throw Napi::Error::New(env, "napi_get_value_string_utf8 failed");
-  out.resize(written);
-  return out;
+  Utf8Buffer tmp;
+  const size_t n = stringToUtf8(env, v, tmp);
+  return std::string(reinterpret_cast<const char*>(tmp.bytes()), n);
 }
 
 /// The text argument as bytes, converted into `buf` (reused between calls) when it

@@ -236,3 +236,33 @@ describe.skipIf(!status.available)('sync encode results around the shared output
     expect(again.length).toBe(100);
   });
 });
+
+/**
+ * A JS string reaches the core as UTF-8 converted in the addon (native/core/utf16.h): 16 ASCII
+ * units at a time, 8 units of any length without a surrogate at a time, else one unit. Each
+ * kind of unit is placed at every offset around those blocks, with pairs split across them;
+ * the ids must equal the oracle's, which reads the string through its own N-API layer.
+ * Strings above 2^22 units take N-API's own UTF-8 writer: one such string is checked too.
+ */
+describe.skipIf(!status.available)('string to UTF-8 at the conversion block edges', () => {
+  const json = loadJson('gpt4o');
+  const be = createNativeBackend({ tokenizerJson: json, tokenizerConfig: {} });
+  const oracle = tokenizers.Tokenizer.fromFile(modelPath('gpt4o'));
+  const UNITS = ['😀', '\ud800', '\udc00', '\udbff\udbff\udfff', '\udfff\ud800', 'é', '中', '\u07ff', '\u0800', '\uffff', '\ue000'];
+  const FILLERS = ['', 'b', 'xyz'.repeat(7), '中'.repeat(9), 'ñ'.repeat(17)];
+
+  it('every unit kind at offsets 0 to 33 equals the oracle', async () => {
+    const texts: string[] = [];
+    for (let k = 0; k <= 33; k++) for (const u of UNITS) for (const f of FILLERS) texts.push('a'.repeat(k) + u + f, 'ü'.repeat(k) + u + f + u);
+    const encs = await oracle.encodeBatch(texts, { addSpecialTokens: false });
+    const bad = texts.filter((t, i) => !same(be.encode(t), encs[i]!.getIds()));
+    expect(bad.map((t) => JSON.stringify(t))).toEqual([]);
+    expect(texts.length).toBe(34 * UNITS.length * FILLERS.length * 2);
+  });
+
+  it('a string above 2^22 units with a lone surrogate and a pair equals the oracle', async () => {
+    const text = `${'ab '.repeat(1_400_001)}\ud800 😀 \udc00`;
+    expect(text.length).toBeGreaterThan(2 ** 22);
+    expect(Array.from(be.encode(text))).toEqual((await oracle.encode(text, null, { addSpecialTokens: false })).getIds());
+  }, 60_000);
+});
