@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "ascii_runs.h"
+#include "cl100k_blocks.h"
 #include "unicode.h"
 
 #if defined(__SSE2__)
@@ -602,8 +603,9 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Cl100k:
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
-      scanPieces(s, b, e, emit,
-                 [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100kFast(p, i, n, maxDigits); });
+      scanCl100kBlocks(s, b, e, emit, maxDigits, [maxDigits](const uint8_t* p, size_t i, size_t n) {
+        return matchCl100kFast(p, i, n, maxDigits);
+      });
       return;
     }
     case PreTokenizerKind::Gpt2:
