@@ -426,40 +426,71 @@ static void checkAsciiFastPaths() {
   }
 }
 
-// The Cl100k / Qwen2 scanner finds ASCII pieces 64 bytes at a time (cl100k_blocks.h); the
-// reference is the per-piece general scanner (matchCl100k, compared with the Rust oracle in
-// test/native-*.test.ts). Texts of 64 to 400 bytes mix every byte class the block rules name,
-// contraction letters, runs that cross block edges, and (every third text) non-ASCII spaces,
-// letters, digits and marks; each is also scanned from offsets 1 to 7 (other block edges).
-static void checkCl100kBlocks() {
-  const char* alphabet[] = {"a",        "b",
-                            "x",        "Q",
-                            "s",        "t",
-                            "m",        "d",
-                            "r",        "v",
-                            "e",        "l",
-                            "S",        "T",
-                            "M",        "D",
-                            "R",        "V",
-                            "E",        "L",
-                            "0",        "7",
-                            "9",        " ",
-                            " ",        " ",
-                            "\t",       "\v",
-                            "\f",       "\n",
-                            "\n",       "\r",
-                            "'",        "'",
-                            ".",        ",",
-                            "-",        "/",
-                            "_",        "\x01",
-                            "\x1f",     "\x7f",
-                            "\xC3\xA9", "\xC2\xA0",
-                            "\xC2\x85", "\xE4\xB8\xAD",
-                            "\xD9\xA3", "\xC5\xBF",
-                            "\xCC\x81", "\xE2\x80\x9C"};
-  const size_t all = sizeof alphabet / sizeof alphabet[0], ascii = all - 8;
+// The Cl100k / Qwen2 and O200k scanners find ASCII pieces 64 bytes at a time
+// (piece_blocks.h); the reference is each regex's per-piece general scanner (matchCl100k,
+// matchO200kGeneral, compared with the Rust oracle in test/native-*.test.ts). Texts of 64 to
+// 400 bytes mix every byte class the block rules name, both cases, contraction letters, '/',
+// runs that cross block edges, and (every third text) non-ASCII spaces, letters, digits and
+// marks; each is also scanned from offsets 1 to 7 (other block edges).
+static void checkPieceBlocks() {
+  const char* alphabet[] = {"a",
+                            "b",
+                            "x",
+                            "Q",
+                            "s",
+                            "t",
+                            "m",
+                            "d",
+                            "r",
+                            "v",
+                            "e",
+                            "l",
+                            "S",
+                            "T",
+                            "M",
+                            "D",
+                            "R",
+                            "V",
+                            "E",
+                            "L",
+                            "A",
+                            "Z",
+                            "0",
+                            "7",
+                            "9",
+                            " ",
+                            " ",
+                            " ",
+                            "\t",
+                            "\v",
+                            "\f",
+                            "\n",
+                            "\n",
+                            "\r",
+                            "'",
+                            "'",
+                            ".",
+                            ",",
+                            "-",
+                            "/",
+                            "/",
+                            "_",
+                            "\x01",
+                            "\x1f",
+                            "\x7f",
+                            "\xC3\xA9",
+                            "\xC2\xA0",
+                            "\xC2\x85",
+                            "\xE4\xB8\xAD",
+                            "\xD9\xA3",
+                            "\xC5\xBF",
+                            "\xCC\x81",
+                            "\xE2\x80\x9C",
+                            "\xC3\x89"};
+  const size_t all = sizeof alphabet / sizeof alphabet[0], ascii = all - 9;
   std::mt19937 rnd(0xb10c);
   size_t compared = 0;
+  using namespace pretok_detail;
   for (int round = 0; round < 30000; round++) {
     std::string t;
     const size_t len = 64 + rnd() % 337;
@@ -471,21 +502,21 @@ static void checkCl100kBlocks() {
     }
     const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
     for (size_t from = 0; from < 8; from++) {
-      for (int digits : {3, 1}) {
-        using namespace pretok_detail;
+      auto check = [&](PreTokenizerKind kind, auto general) {
         std::vector<std::pair<size_t, size_t>> got, want;
-        preTokenize(digits == 3 ? PreTokenizerKind::Cl100k : PreTokenizerKind::Qwen2, p, from, t.size(),
-                    [&](size_t b, size_t e) { got.emplace_back(b, e); });
+        preTokenize(kind, p, from, t.size(), [&](size_t b, size_t e) { got.emplace_back(b, e); });
         auto emit = [&](size_t b, size_t e) { want.emplace_back(b, e); };
-        scanPieces(p, from, t.size(), emit,
-                   [digits](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, digits); });
+        scanPieces(p, from, t.size(), emit, general);
         CHECK(got == want);
-        if (got != want) return;
-        compared++;
-      }
+        compared += got == want;
+      };
+      check(PreTokenizerKind::Cl100k, [](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 3); });
+      check(PreTokenizerKind::Qwen2, [](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 1); });
+      check(PreTokenizerKind::O200k, matchO200kGeneral);
+      if (failures) return;
     }
   }
-  CHECK(compared == 30000u * 16);
+  CHECK(compared == 30000u * 8 * 3);
 }
 
 // MergeMap::probe + resolve (the two-step lookup mergeShort uses so that two probes overlap)
@@ -573,7 +604,7 @@ int main() {
   checkCjkSteps();
   checkHugeChunkScratchFreed();
   checkAsciiFastPaths();
-  checkCl100kBlocks();
+  checkPieceBlocks();
   // from_utf8_lossy: maximal subparts.
   {
     std::string out;

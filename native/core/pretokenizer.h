@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "ascii_runs.h"
-#include "cl100k_blocks.h"
+#include "piece_blocks.h"
 #include "unicode.h"
 
 #if defined(__SSE2__)
@@ -603,16 +603,17 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Cl100k:
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
-      scanCl100kBlocks(s, b, e, emit, maxDigits, [maxDigits](const uint8_t* p, size_t i, size_t n) {
-        return matchCl100kFast(p, i, n, maxDigits);
-      });
+      scanBlocks(
+          s, b, e, emit, [maxDigits](const uint8_t* p, size_t* t) { return cl100kStarts(p, maxDigits, t); },
+          [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100kFast(p, i, n, maxDigits); });
       return;
     }
     case PreTokenizerKind::Gpt2:
       scanPieces(s, b, e, emit, matchGpt2);
       return;
     case PreTokenizerKind::O200k:
-      scanPieces(s, b, e, emit, matchO200k);
+      scanBlocks(
+          s, b, e, emit, [](const uint8_t* p, size_t* t) { return o200kStarts(p, t); }, matchO200k);
       return;
     case PreTokenizerKind::DeepSeekV3:
       splitDeepSeekV3<true>(s, b, e, emit);
