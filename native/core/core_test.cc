@@ -426,9 +426,10 @@ static void checkAsciiFastPaths() {
   }
 }
 
-// The Cl100k / Qwen2 and O200k scanners find ASCII pieces 64 bytes at a time
+// The Cl100k / Qwen2, O200k and DeepSeek-V3 scanners find ASCII pieces 64 bytes at a time
 // (piece_blocks.h); the reference is each regex's per-piece general scanner (matchCl100k,
-// matchO200kGeneral, compared with the Rust oracle in test/native-*.test.ts). Texts of 64 to
+// matchO200kGeneral, splitDeepSeekV3<false>; compared with the Rust oracle in
+// test/native-*.test.ts). Texts of 64 to
 // 400 bytes mix every byte class the block rules name, both cases, contraction letters, '/',
 // runs that cross block edges, and (every third text) non-ASCII spaces, letters, digits and
 // marks; each is also scanned from offsets 1 to 7 (other block edges).
@@ -513,10 +514,18 @@ static void checkPieceBlocks() {
       check(PreTokenizerKind::Cl100k, [](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 3); });
       check(PreTokenizerKind::Qwen2, [](const uint8_t* q, size_t i, size_t m) { return matchCl100k(q, i, m, 1); });
       check(PreTokenizerKind::O200k, matchO200kGeneral);
+      {
+        std::vector<std::pair<size_t, size_t>> got, want;
+        preTokenize(PreTokenizerKind::DeepSeekV3, p, from, t.size(),
+                    [&](size_t b, size_t e) { got.emplace_back(b, e); });
+        splitDeepSeekV3<false>(p, from, t.size(), [&](size_t b, size_t e) { want.emplace_back(b, e); });
+        CHECK(got == want);
+        compared += got == want;
+      }
       if (failures) return;
     }
   }
-  CHECK(compared == 30000u * 8 * 3);
+  CHECK(compared == 30000u * 8 * 4);
 }
 
 // MergeMap::probe + resolve (the two-step lookup mergeShort uses so that two probes overlap)

@@ -207,29 +207,53 @@ inline uint64_t o200kStarts(const uint8_t* s, size_t* trusted) {
   *trusted = limit;
   return startPA | startL | digitStarts(D, 3) | startNL | startS | 1;
 }
+
+/// DeepSeek-V3's piece starts in s[0, 64), as cl100kStarts. Its first two Splits make every
+/// \p{N}{1,3} chunk a piece and the text between them a range of its own (the third regex
+/// sees a digit as the end of the text); the third regex's rules are Llama 3's with PS (the
+/// 32 ASCII punctuation and symbol chars) for PA, except: PS then [A-Za-z]+ is one piece
+/// when the PS is a start (a PS run's later chars are inside it); a control char C (no
+/// branch matches it) is a prefix of the letters after it, else part of a gap that ends where
+/// a match starts; and a run of spaces that ends at a digit is whole (\s+(?!\S) at the end).
+inline uint64_t deepSeekStarts(const uint8_t* s, size_t* trusted) {
+  const BlockMasks m = classify64(s);
+  const uint64_t L = m.letter, D = m.digit, NL = m.nl, S = m.space & ~m.nl, W = m.space, ST = S & ~m.sp;
+  uint64_t PS = 0;
+  for (int k = 0; k < 4; k++) PS |= uint64_t(ascii::inRange(ascii::load16(s + 16 * k), 0x21, 94)) << (16 * k);
+  PS &= ~(L | D);
+  const uint64_t C = ~(L | D | W | PS | m.high);
+  const uint64_t pL = L << 1, pD = D << 1, pNL = NL << 1, pS = S << 1, pPS = PS << 1, pC = C << 1;
+  const uint64_t startPS = PS & (pL | pD | pNL | (ST << 1) | pC | 1);
+  const uint64_t startL = L & (pD | pNL | (pPS & ~(startPS << 1)) | 1);
+  const uint64_t startNL = NL & (pL | pD | pC | 1);
+  const uint64_t startC = C & (~pC | (L >> 1) | 1);
+  const uint64_t tail = ((NL + ((PS << 1) & NL)) ^ NL) & NL;
+  const size_t hard = firstHigh(m);
+  size_t limit = hard ? hard - 1 : 0;
+  const uint64_t good = spacesAfterNewline(S & pNL & ~(tail << 1), S, NL, hard, &limit);
+  const uint64_t startS = S & (pL | pD | pPS | pC | (pS & ~(W >> 1) & ~(D >> 1)) | (pNL & (tail << 1)) | good | 1);
+  *trusted = limit;
+  return startPS | startL | digitStarts(D, 3) | startNL | startC | startS | 1;
+}
 #endif
 
-/// scanPieces(s, b, e, emit, scalar) with the pieces of ASCII text found 64 bytes at a time by
-/// starts(block, &trusted) (cl100kStarts or o200kStarts); `scalar` is the same regex's
-/// per-piece scanner. A block with a byte >= 0x80 in its first 16, or that got less than 16
-/// bytes on, goes piece by piece to its end: text that is mostly non-ASCII pays one 16-byte
-/// test per 64 bytes, and at most one classification.
-template <class Emit, class Starts, class Scalar>
-PROMPTENC_ALWAYS_INLINE void scanBlocks(const uint8_t* s, size_t b, size_t e, Emit& emit, Starts starts,
-                                        Scalar scalar) {
+/// The pieces of s[b, e) with those of ASCII text found 64 bytes at a time by
+/// starts(block, &trusted) (cl100kStarts, o200kStarts, deepSeekStarts). rest(i, to) emits the
+/// pieces from i (a piece start, relative to b) on with the same regex's own scanner, at
+/// least up to to, and returns the piece start where it stopped. A block that got less than
+/// 16 bytes on goes to rest up to its end, and a block with a byte >= 0x80 in its first 16 is
+/// not classified: rest takes the next 256 bytes (text that is mostly non-ASCII pays one
+/// 16-byte test per 256 bytes, and DeepSeek-V3's splits start over less often).
+template <class Emit, class Starts, class Rest>
+PROMPTENC_ALWAYS_INLINE void scanBlocks(const uint8_t* s, size_t b, size_t e, Emit& emit, Starts starts, Rest rest) {
   const uint8_t* p = s + b;
   const size_t n = e - b;
   size_t i = 0;
-  auto one = [&]() PROMPTENC_LAMBDA_INLINE {
-    const size_t m = scalar(p, i, n);
-    emit(b + i, b + m);
-    i = m;
-  };
 #if defined(__SSE2__)
   while (i + 64 <= n) {
     const size_t blockEnd = i + 64;
     if (ascii::nonAscii(ascii::load16(p + i))) {
-      while (i < blockEnd) one();
+      i = rest(i, i + 256 < n ? i + 256 : n);
       continue;
     }
     size_t trusted = 0;
@@ -243,11 +267,27 @@ PROMPTENC_ALWAYS_INLINE void scanBlocks(const uint8_t* s, size_t b, size_t e, Em
     }
     const bool far = at - i >= 16;
     i = at;
-    if (!far)
-      while (i < blockEnd) one();
+    if (!far) i = rest(i, blockEnd);
   }
+#else
+  (void)p;
+  (void)starts;
 #endif
-  while (i < n) one();
+  if (i < n) rest(i, n);
+}
+
+/// A rest for scanBlocks from a per-piece scanner: match(p, i, n) is the end of the piece at i.
+template <class Emit, class Match>
+PROMPTENC_ALWAYS_INLINE size_t piecesTo(const uint8_t* s, size_t b, size_t e, Emit& emit, size_t i, size_t to,
+                                        Match match) {
+  const uint8_t* p = s + b;
+  const size_t n = e - b;
+  while (i < to) {
+    const size_t m = match(p, i, n);
+    emit(b + i, b + m);
+    i = m;
+  }
+  return i;
 }
 
 }  // namespace pretok_detail

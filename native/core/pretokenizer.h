@@ -591,6 +591,26 @@ inline void splitDeepSeekV3(const uint8_t* s, size_t b, size_t e, Emit&& emit) {
   if (pieceStart < e) split3(pieceStart, e);
 }
 
+/// The first k' >= k (k >= 1) that is a DeepSeek-V3 piece start whatever precedes s[k' - 1],
+/// or n: an ASCII punctuation or symbol char after an ASCII letter (the letter run ends
+/// there and nothing takes both), an ASCII letter after \r or \n (newlines end their piece
+/// there), an ASCII digit after an ASCII byte that is not one (a \p{N} run starts), or the
+/// first char of a run of split 2's CJK chars (a char of three bytes: the one before is CJK
+/// only if its three bytes are).
+inline size_t deepSeekStartFrom(const uint8_t* s, size_t k, size_t n) {
+  for (; k < n; k++) {
+    const uint8_t a = s[k - 1], c = s[k];
+    if (c >= 0x80) {
+      if (c >= 0xE3 && c <= 0xE9 && deepSeekCjkAt(s, k, n) && (k < 3 || !deepSeekCjkAt(s, k - 3, n))) return k;
+      continue;
+    }
+    if ((isAsciiAlpha(a) && isAsciiPunct(c)) || ((a == '\n' || a == '\r') && isAsciiAlpha(c)) ||
+        (ascii::isDigit(c) && a < 0x80 && !ascii::isDigit(a)))
+      return k;
+  }
+  return n;
+}
+
 }  // namespace pretok_detail
 
 /// Splits s[b, e) into pre-tokens with the given family and calls emit(start, end)
@@ -603,9 +623,10 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
     case PreTokenizerKind::Cl100k:
     case PreTokenizerKind::Qwen2: {
       const int maxDigits = kind == PreTokenizerKind::Cl100k ? 3 : 1;
+      auto match = [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100kFast(p, i, n, maxDigits); };
       scanBlocks(
           s, b, e, emit, [maxDigits](const uint8_t* p, size_t* t) { return cl100kStarts(p, maxDigits, t); },
-          [maxDigits](const uint8_t* p, size_t i, size_t n) { return matchCl100kFast(p, i, n, maxDigits); });
+          [&](size_t i, size_t to) { return piecesTo(s, b, e, emit, i, to, match); });
       return;
     }
     case PreTokenizerKind::Gpt2:
@@ -613,10 +634,20 @@ inline void preTokenize(PreTokenizerKind kind, const uint8_t* s, size_t b, size_
       return;
     case PreTokenizerKind::O200k:
       scanBlocks(
-          s, b, e, emit, [](const uint8_t* p, size_t* t) { return o200kStarts(p, t); }, matchO200k);
+          s, b, e, emit, [](const uint8_t* p, size_t* t) { return o200kStarts(p, t); },
+          [&](size_t i, size_t to) { return piecesTo(s, b, e, emit, i, to, matchO200k); });
       return;
     case PreTokenizerKind::DeepSeekV3:
-      splitDeepSeekV3<true>(s, b, e, emit);
+      // The splits run from a piece start to the next position that is a piece start
+      // whatever comes before it (deepSeekStartFrom): on that stretch they give the pieces
+      // the whole text gives there.
+      scanBlocks(
+          s, b, e, emit, [](const uint8_t* p, size_t* t) { return deepSeekStarts(p, t); },
+          [&](size_t i, size_t to) {
+            const size_t j = deepSeekStartFrom(s + b, to, e - b);
+            splitDeepSeekV3<true>(s, b + i, b + j, emit);
+            return j;
+          });
       return;
   }
 }
