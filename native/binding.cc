@@ -376,7 +376,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
          InstanceMethod<&EncoderWrap::EncodeBatch>("encodeBatch"), InstanceMethod<&EncoderWrap::SharedIds>("sharedIds"),
          InstanceMethod<&EncoderWrap::EncodeMarked>("encodeMarked"),
          InstanceMethod<&EncoderWrap::EncodeOrdinary>("encodeOrdinary"),
-         InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks")});
+         InstanceMethod<&EncoderWrap::SharedMarks>("sharedMarks"), InstanceMethod<&EncoderWrap::Dispose>("dispose")});
   }
 
   /// Only createEncoder calls this, with the core it built (an External tagged kCoreTag).
@@ -399,8 +399,10 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   }
 
  private:
+  /// Every method that uses the core runs through here: after dispose() it throws E_DISPOSED.
   template <class F>
   Napi::Value guard(Napi::Env env, F&& f) {
+    if (!core_) throw codedError(env, "E_DISPOSED", "this tokenizer was disposed: load a new one");
     try {
       return f();
     } catch (const Napi::Error&) {
@@ -552,6 +554,21 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
       w->Queue();
       return p;
     });
+  }
+
+  /// Frees the core (unless async work still holds it: then when that work ends), the sync
+  /// state's caches and the text buffers now, instead of when V8 collects this object; what
+  /// was reported to V8 is taken back. Idempotent.
+  Napi::Value Dispose(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (reported_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported_);
+    reported_ = 0;
+    core_.reset();
+    syncState_.reset();
+    asyncStates_.reset();
+    textBuf_.release();
+    std::vector<uint32_t>().swap(idsBuf_);
+    return env.Undefined();
   }
 
   void Finalize(Napi::Env env) override {

@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'E_NATIVE_UNAVAILABLE'
   | 'E_NATIVE_UNSUPPORTED'
   | 'E_NATIVE_INTERNAL'
+  // A call on a tokenizer after tokenizer.dispose().
+  | 'E_DISPOSED'
   | 'E_BUDGET'
   // An encode input above LoadOptions.maxInputBytes (src/tokenizer-checks.ts).
   | 'E_INPUT_TOO_LARGE'

@@ -3,6 +3,7 @@ import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './l
 import { framed, NO_WRAP, sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend, modelScanner } from './backend/select.js';
 import type { Backend, BackendKind } from './backend/types.js';
+import { disposedBackend } from './backend/disposed.js';
 import { compileTemplate, type ChatTemplate, type RenderContext, type RenderMemo, type TemplateLimits } from './template/render.js';
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
 import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
@@ -74,10 +75,11 @@ export class PromptTokenizer {
   templateLimits: TemplateLimits | undefined = undefined;
   /** LoadOptions.maxInputBytes (src/tokenizer-checks.ts). */
   private maxInputBytes = DEFAULT_MAX_INPUT_BYTES;
+  private disposed = false;
 
   /** @internal use loadTokenizer */
   constructor(
-    readonly impl: Backend,
+    public impl: Backend,
     files: TokenizerFiles,
   ) {
     this.backend = impl.kind;
@@ -207,6 +209,7 @@ export class PromptTokenizer {
 
   /** @internal used by PromptSession: the ids added around the body when special tokens are on. */
   sessionWrap(opts: EncodeOptions): SequenceWrap {
+    this.checkLive();
     return opts.addSpecialTokens === false ? NO_WRAP : this.wrap;
   }
 
@@ -223,6 +226,24 @@ export class PromptTokenizer {
     const body = splitSpecialOf(opts) ? this.impl.encode(text, true) : this.encodeBody(text);
     if (opts.addSpecialTokens === false) return body;
     return this.wrapIds(body);
+  }
+
+  /**
+   * Frees the native encoder and the caches now, instead of when the garbage collector gets
+   * to this object (as tiktoken's `free()`): a process that loads many tokenizers keeps
+   * only the live ones. Every later encode, count or decode, and every session made from
+   * this tokenizer, throws PromptencError E_DISPOSED. Idempotent.
+   */
+  dispose(): void {
+    this.impl.dispose?.();
+    this.impl = disposedBackend(this.impl.kind);
+    this.cache = undefined;
+    this.disposed = true;
+  }
+
+  /** Sessions answer some calls from their own state: they ask here first. */
+  private checkLive(): void {
+    if (this.disposed) throw new PromptencError('E_DISPOSED', 'this tokenizer was disposed (tokenizer.dispose()): load a new one');
   }
 
   count(text: string, opts: EncodeOptions = {}): number {
@@ -327,6 +348,7 @@ export class PromptTokenizer {
 
   /** @internal sessions: renderChat reusing `memo` (see ChatTemplate.renderIncremental). */
   renderChatIncremental(messages: ChatMessage[], opts: ChatOptions, memo: RenderMemo): ReturnType<ChatTemplate['renderIncremental']> {
+    this.checkLive();
     const inputs = this.renderInputs(messages, opts);
     if (contentAsText(opts)) throw new PromptencError('E_ARGUMENT', "options.contentSpecialTokens 'text': sessions do not support it; use encodeChat");
     return this.attributed(inputs, () => inputs.template.renderIncremental(inputs.ctx, memo));

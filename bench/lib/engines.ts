@@ -457,7 +457,9 @@ function promptencEngine(name: 'promptenc-native' | 'promptenc-js', tok: PromptT
     encodeBatch: (texts, threads) => tok.encodeBatch(texts, { threads, addSpecialTokens: false }),
     fresh: async () => {
       const t = await loadTokenizer(ctx.source, { backend });
-      return { encode: (text: string) => t.encode(text, { addSpecialTokens: false }) };
+      // Freed after its pass as the peers' fresh tokenizers are (free()): left to the GC, the
+      // dropped encoders were finalized during later cold passes, in their CPU time.
+      return { encode: (text: string) => t.encode(text, { addSpecialTokens: false }), dispose: () => t.dispose() };
     },
     tokenizer: tok,
   };

@@ -37,6 +37,9 @@
 //   rules are Llama 3's (there is no contraction branch of its own: an A before letters is
 //   their prefix, as any PA).
 //
+// Non-ASCII case folding onto a contraction letter (U+017F LONG S folds to s in "'ſ") needs
+// no rule: that byte is >= 0x80, so the A before it is past the trusted limit.
+//
 // The block's first position is the known start it is scanned from. Positions whose rule
 // looks at a byte >= 0x80 or past the block (the bytes after a space or an A; the end of a
 // run of spaces after a newline) are not trusted: pieces are emitted only up to the last
@@ -44,6 +47,7 @@
 // scanners on random text built to hit every rule at every offset; the Node tests compare
 // them with the Rust oracle.
 #pragma once
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 
@@ -108,6 +112,7 @@ inline ContractionMasks contractionLetters(const uint8_t* s) {
 /// The digit starts: each run's first digit (and bit 0, the known start) and every maxDigits
 /// digits after it.
 inline uint64_t digitStarts(uint64_t D, int maxDigits) {
+  assert(maxDigits == 1 || maxDigits == 3);  // the regexes' \p{N} and \p{N}{1,3}
   const uint64_t pD = D << 1;
   if (maxDigits == 1) return D;
   uint64_t starts = D & (~pD | 1);

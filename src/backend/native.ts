@@ -58,6 +58,8 @@ interface NativeEncoder {
   encodeMarked(text: string): number | Uint32Array;
   sharedIds(): Uint32Array;
   sharedMarks(): Uint32Array;
+  /** Frees the core now; every later call throws E_DISPOSED. */
+  dispose(): void;
   count(text: string): number;
   decode(ids: Uint32Array, skipSpecialTokens: boolean): string;
   /** Absent in an addon built before it (the streaming decoder then re-decodes a window). */
@@ -397,7 +399,9 @@ function nativeError(err: unknown): PromptencError {
   if (err instanceof PromptencError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  return new PromptencError(code === 'E_ARGUMENT' || code === 'E_IDS_INVALID' ? code : 'E_NATIVE_INTERNAL', message, { cause: err });
+  return new PromptencError(code === 'E_ARGUMENT' || code === 'E_IDS_INVALID' || code === 'E_DISPOSED' ? code : 'E_NATIVE_INTERNAL', message, {
+    cause: err,
+  });
 }
 
 /**
@@ -486,6 +490,7 @@ function nativeBackend(init: BackendInit, core: NativeEncoder, nfc: boolean, voc
   return {
     kind: 'native',
     vocabulary,
+    dispose: () => core.dispose(),
     encode(text: string, splitSpecialTokens = false): Uint32Array {
       try {
         return idsOf(splitSpecialTokens ? core.encode(text, true) : core.encode(text));

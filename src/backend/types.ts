@@ -81,4 +81,6 @@ export interface Backend {
   encodeMarked?(text: string): { ids: Uint32Array; marks: Uint32Array | undefined };
   /** model.vocab, or undefined when it is not a key → id object (not a BPE-style model). */
   readonly vocabulary: Vocabulary | undefined;
+  /** Frees what the backend holds outside the JS heap now (the native encoder); idempotent. */
+  dispose?(): void;
 }
