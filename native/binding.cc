@@ -6,6 +6,7 @@
 // work keeps the core alive even if the JS object is collected.
 #include <napi.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -362,6 +363,9 @@ int64_t coreBytesEstimate(const promptenc::EncoderSpec& s) {
          int64_t(promptenc::WordCache::kMinSlots) * 64 + int64_t(promptenc::ShortWordCache::kMinSets) * 32;
 }
 
+/// Encoder objects that still hold their core (liveEncoders(): what dispose() and the GC free).
+std::atomic<int64_t> liveCores{0};
+
 /// Marks the externals made by createEncoder, so the constructor never unwraps a foreign one.
 constexpr napi_type_tag kCoreTag = {0x51d3a7c90e2b4f86ull, 0x8c4e1f0a6b2d9375ull};
 
@@ -388,6 +392,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     BuiltCore* built = info[0].As<Napi::External<BuiltCore>>().Data();
     if (!built->core) throwTypeError(env, "this core was already given to an Encoder");
     core_ = std::move(built->core);
+    liveCores++;
     reported_ = built->bytes;
     Napi::MemoryManagement::AdjustExternalMemory(env, reported_);
     syncState_ = std::make_unique<promptenc::EncodeState>();
@@ -563,6 +568,7 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
     Napi::Env env = info.Env();
     if (reported_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported_);
     reported_ = 0;
+    if (core_) liveCores--;
     core_.reset();
     syncState_.reset();
     asyncStates_.reset();
@@ -574,6 +580,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
   void Finalize(Napi::Env env) override {
     if (reported_ != 0) Napi::MemoryManagement::AdjustExternalMemory(env, -reported_);
     reported_ = 0;
+    if (core_) liveCores--;
+    core_.reset();
   }
 
   std::shared_ptr<const Encoder> core_;
@@ -659,7 +667,7 @@ Napi::Value CreateEncoder(const Napi::CallbackInfo& info) {
 }
 
 /// The binding's interface version; native.ts refuses an addon with another one.
-constexpr uint32_t kAbiVersion = 3;
+constexpr uint32_t kAbiVersion = 4;
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // The Encoder class stays out of exports: createEncoder makes its objects. Per env, so
@@ -683,6 +691,12 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   norm.Set("Nfc", Napi::Number::New(env, double(promptenc::NormalizerKind::Nfc)));
   exports.Set("normalizerKinds", norm);
   exports.Set("abiVersion", Napi::Number::New(env, kAbiVersion));
+  exports.Set("liveEncoders", Napi::Function::New(
+                                  env,
+                                  [](const Napi::CallbackInfo& info) -> Napi::Value {
+                                    return Napi::Number::New(info.Env(), double(liveCores.load()));
+                                  },
+                                  "liveEncoders"));
   return exports;
 }
 

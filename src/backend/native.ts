@@ -41,7 +41,7 @@ const PRE_TOKENIZER_KINDS: readonly PreTokenizerKind[] = ['Gpt2', 'Cl100k', 'Qwe
 const NORMALIZER_KINDS: readonly NormalizerKind[] = ['None', 'Nfc'];
 
 /** The binding's interface version (native/binding.cc kAbiVersion); an addon built from other sources is refused at load. */
-const ABI_VERSION = 3;
+const ABI_VERSION = 4;
 
 // The exact regex strings of the recognised families live in ../families.ts (shared with sessions).
 
@@ -83,6 +83,8 @@ interface NativeAddon {
   scanModelJson(bytes: Uint8Array): RawScan | string;
   /** frees a scan that no Encoder will consume */
   releaseModel(model: unknown): void;
+  /** Encoder objects that still hold their core (tokenizer.dispose() and the GC free it) */
+  liveEncoders(): number;
   /** for each string, the id of the scanned vocab key equal to it, or -1 */
   vocabIdsOf(model: unknown, strings: readonly string[]): Float64Array;
   preTokenizerKinds: Record<PreTokenizerKind, number>;
@@ -174,6 +176,11 @@ function loadAddon(): { addon?: NativeAddon; error?: string; path: string } {
 }
 
 /** Whether the addon loads, and from where. Never throws. */
+/** @internal tests: how many native encoders hold their core now, or undefined without the addon. */
+export function nativeLiveEncoders(): number | undefined {
+  return loadAddon().addon?.liveEncoders();
+}
+
 export function nativeAddonStatus(): { available: boolean; error?: string; path: string } {
   const s = loadAddon();
   return s.addon ? { available: true, path: s.path } : { available: false, error: s.error, path: s.path };
