@@ -172,8 +172,8 @@ class Utf8Buffer {
 /// A JS string into `buf`: its UTF-16 copied out by N-API, then converted here
 /// (core/utf16.h says why). Above kUtf16Units the UTF-16 copy would cost 2 more bytes per
 /// unit of memory, so N-API's own UTF-8 writer converts (the same bytes, slower). The
-/// UTF-16 length is O(1) and each unit needs at most 3 UTF-8 bytes, so 3 x length + 1
-/// always suffices. Returns the UTF-8 length; the bytes are buf.bytes()[0, length).
+/// UTF-16 length is O(1), and utf8Capacity of it always suffices. Returns the UTF-8 length; the bytes are
+/// buf.bytes()[0, length).
 constexpr size_t kUtf16Units = size_t(1) << 22;
 size_t stringToUtf8(napi_env env, napi_value v, Utf8Buffer& buf) {
   size_t units = 0;
@@ -187,7 +187,7 @@ size_t stringToUtf8(napi_env env, napi_value v, Utf8Buffer& buf) {
     char* out = buf.reserve(promptenc::utf8Capacity(copied));
     return promptenc::utf16ToUtf8(u, copied, reinterpret_cast<uint8_t*>(out));
   }
-  const size_t cap = units * 3 + 1;
+  const size_t cap = promptenc::utf8Capacity(units);
   char* out = buf.reserve(cap);
   size_t written = 0;
   st = napi_get_value_string_utf8(env, v, out, cap, &written);

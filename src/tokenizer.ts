@@ -3,7 +3,7 @@ import { checkAddedTokenIds, readTokenizerFiles, type TokenizerFiles } from './l
 import { framed, NO_WRAP, sequenceWrap, specialTokenStrings, type SequenceWrap } from './postprocess.js';
 import { createBackend, modelScanner } from './backend/select.js';
 import type { Backend, BackendKind } from './backend/types.js';
-import { disposedBackend } from './backend/disposed.js';
+import { disposedBackend, disposedError } from './backend/disposed.js';
 import { compileTemplate, type ChatTemplate, type RenderContext, type RenderMemo, type TemplateLimits } from './template/render.js';
 import { validateMessages, validateTools, type ChatMessage } from './template/messages.js';
 import { attributeTemplateError, detectContentFormat, normalizeMessages } from './chat-messages.js';
@@ -243,7 +243,7 @@ export class PromptTokenizer {
 
   /** Sessions answer some calls from their own state: they ask here first. */
   private checkLive(): void {
-    if (this.disposed) throw new PromptencError('E_DISPOSED', 'this tokenizer was disposed (tokenizer.dispose()): load a new one');
+    if (this.disposed) throw disposedError();
   }
 
   count(text: string, opts: EncodeOptions = {}): number {

@@ -381,13 +381,7 @@ PROMPTENC_ALWAYS_INLINE size_t matchO200k(const uint8_t* s, size_t i, size_t n) 
 /// (these regexes match every character), so the pieces tile the range.
 template <class Emit, class Match>
 PROMPTENC_ALWAYS_INLINE void scanPieces(const uint8_t* s, size_t b, size_t e, Emit& emit, Match match) {
-  const uint8_t* p = s + b;
-  const size_t n = e - b;
-  for (size_t i = 0; i < n;) {
-    const size_t m = match(p, i, n);
-    emit(b + i, b + m);
-    i = m;
-  }
+  piecesTo(s, b, e, emit, 0, e - b, match);
 }
 
 }  // namespace pretok_detail
