@@ -3,7 +3,10 @@
 // the new text), and as session.append / appendDelta (O(new text), no compare)?
 // Control: a full encode of the new prompt (also the check: every session result must equal it).
 // History: the prose and code workloads (bench/lib/workloads.ts) joined as user/assistant text
-// with the model's added tokens between turns; a turn is ~1 KB of prose.
+// with the model's added tokens between turns; a turn is ~1 KB of prose after such a token.
+// Each session follows the history once (untimed), then takes REPS turns in a row, each timed;
+// the full encode of the same prompt runs just before each call. Before any timing, every call
+// kind runs 40 times on a short text, so the session code is compiled as in a running server.
 //   node bench/session-append.mjs [MODEL…]     env BENCH_REPS (9), --json-out FILE
 import { loadTokenizer } from '../dist/index.js';
 import { buildWorkload } from 'promptenc/bench';
@@ -13,6 +16,7 @@ const models = process.argv.slice(2).filter((a) => !a.startsWith('--') && !a.end
 const MODELS = models.length ? models : ['llama3', 'gpt-4o'];
 const REPS = envNumber('BENCH_REPS', 9);
 const TARGET_TOKENS = 200_000;
+const KINDS = ['encode', 'encodeDelta', 'append', 'appendDelta'];
 
 const ms = (fn) => {
   const t0 = process.hrtime.bigint();
@@ -33,43 +37,54 @@ for (const model of MODELS) {
   for (let i = 0; tok.count(history, { addSpecialTokens: false }) < TARGET_TOKENS; i++) {
     history += `${sep}${i % 3 === 2 ? code[i % code.length] : prose[i % prose.length]}`.slice(0, 24_000);
   }
+  const call = (s, kind, prompt, turn) =>
+    kind === 'encode'
+      ? s.encode(prompt, { addSpecialTokens: false })
+      : kind === 'encodeDelta'
+        ? s.encodeDelta(prompt, { addSpecialTokens: false })
+        : kind === 'append'
+          ? s.append(turn, { addSpecialTokens: false })
+          : s.appendDelta(turn, { addSpecialTokens: false });
+  const turnOf = (r) => `${sep}${prose[(r * 7) % prose.length].slice(0, 1000)}`;
+  for (const kind of KINDS) {
+    const s = tok.createSession();
+    let prompt = prose[0].slice(0, 20_000);
+    s.encode(prompt, { addSpecialTokens: false });
+    for (let r = 0; r < 40; r++) {
+      const turn = turnOf(r).slice(0, 200);
+      prompt += turn;
+      call(s, kind, prompt, turn);
+    }
+  }
   const t = { full: [], encode: [], encodeDelta: [], append: [], appendDelta: [] };
   let tokens = 0;
-  for (let r = 0; r < REPS; r++) {
-    const turn = `${sep}${prose[(r * 7) % prose.length].slice(0, 1000)}`;
-    const prompt = history + turn;
-    const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
-    t.full.push(tFull);
-    tokens = want.length;
-    const check = (ids, what) => {
-      if (!same(ids, want)) throw new Error(`${model}: ${what} differs from the full encode`);
-    };
-    for (const kind of ['encode', 'encodeDelta', 'append', 'appendDelta']) {
-      const s = tok.createSession();
-      s.encode(history, { addSpecialTokens: false }); // untimed: the session follows the history
-      const [dt, out] = ms(() =>
-        kind === 'encode'
-          ? s.encode(prompt, { addSpecialTokens: false })
-          : kind === 'encodeDelta'
-            ? s.encodeDelta(prompt, { addSpecialTokens: false })
-            : kind === 'append'
-              ? s.append(turn, { addSpecialTokens: false })
-              : s.appendDelta(turn, { addSpecialTokens: false }),
-      );
+  for (const kind of KINDS) {
+    const s = tok.createSession();
+    s.encode(history, { addSpecialTokens: false }); // untimed: the session follows the history
+    let prompt = history;
+    let previous = tok.encode(prompt, { addSpecialTokens: false });
+    for (let r = 0; r < REPS; r++) {
+      const turn = turnOf(r);
+      prompt += turn;
+      const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
+      t.full.push(tFull);
+      tokens = want.length;
+      const [dt, out] = ms(() => call(s, kind, prompt, turn));
       t[kind].push(dt);
-      if (kind.endsWith('Delta')) check([...want.subarray(0, out.reused), ...out.ids], kind);
-      else check(out, kind);
+      const ids = kind.endsWith('Delta') ? [...previous.subarray(0, out.reused), ...out.ids] : out;
+      if (!same(ids, want)) throw new Error(`${model}: ${kind} differs from the full encode`);
+      previous = want;
     }
   }
   const row = { model, tokens, fullMs: median(t.full) };
-  for (const k of ['encode', 'encodeDelta', 'append', 'appendDelta']) {
+  for (const k of KINDS) {
     row[`${k}Ms`] = median(t[k]);
     row[`${k}Speedup`] = row.fullMs / row[`${k}Ms`];
   }
   rows.push(row);
 }
 
-console.log(`one ~1 KB turn on a ~${TARGET_TOKENS / 1000}k-token history (native, median of ${REPS}; ×full = full encode ÷ call)`);
+console.log(`one ~1 KB turn on a ~${TARGET_TOKENS / 1000}k-token history (native, ${REPS} turns in a row per session, median; ×full = full encode ÷ call)`);
 console.log('| model | tokens | full ms | encode ms (×full) | encodeDelta ms (×full) | append ms (×full) | appendDelta ms (×full) |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {

@@ -106,14 +106,13 @@ export class PromptSession {
     checkText(text);
     checkOptions(opts, 'options');
     noSplitSpecial(opts);
-    const previous = this.inner.currentText;
-    const common = previous.length;
+    const wrap = this.tok.sessionWrap(opts);
     // The new text agrees with the previous one on [0, common) by construction: the hint lets
-    // the session skip the comparison, and tail() never flattens the history.
-    const hint: PrefixHint = { common, tail: (from) => (from >= common ? text.slice(from - common) : previous.slice(from) + text) };
+    // the session skip the comparison and never read (flatten) the history.
+    const { text: whole, hint } = this.inner.appendHint(text);
     this.chatLinked = false;
     this.lastRendered = undefined;
-    return this.delta(previous + text, this.tok.sessionWrap(opts), hint);
+    return this.delta(whole, wrap, hint);
   }
 
   /** `encodeChat` as a delta from the previous result. */

@@ -204,6 +204,11 @@ export class AddedTokenScanner {
     });
   }
 
+  /** Whether some added token (raw or normalized) begins with this UTF-16 unit: one array read, a filter before a start cut is tried. */
+  mayStart(unit: number): boolean {
+    return this.raw.first![unit] === 1 || (this.normalized !== undefined && this.normalized.first![unit] === 1);
+  }
+
   /**
    * Whether some added token (raw or normalized, whatever its flags) matches `text` starting
    * before `at` and ending after it, or is single_word and ends at it. O(maxLength²) trie steps

@@ -101,6 +101,25 @@ describe('session.append', () => {
     }
   }
 
+  // The session keeps appended texts as pieces and joins them every 1024 appends; one token-led
+  // turn is encoded alone (the cut at the join), another is glued to the text before it.
+  it('over 2,000 appends, each == encode of the whole text and == the oracle at the end', async () => {
+    const tok = await loadTokenizer('llama3', { backend: status.available ? 'native' : 'js' });
+    const m = MODELS.find((x) => x.name === 'llama3')!;
+    const session = tok.createSession();
+    const next = rng(0x2048);
+    let text = '';
+    for (let step = 0; step < 2100; step++) {
+      const r = next();
+      const chunk = r < 0.02 ? `<|eot_id|>${'Turn text here. '.repeat(40)}` : r < 0.5 ? PIECES[Math.floor(next() * PIECES.length)]! : ` w${step}`;
+      text += chunk;
+      const got = session.append(chunk, { addSpecialTokens: false });
+      const want = tok.encode(text, { addSpecialTokens: false });
+      if (got.length !== want.length || !got.every((v, i) => v === want[i])) throw new Error(`append #${step} differs from encode`);
+    }
+    expect(Array.from(session.append('', { addSpecialTokens: false }))).toEqual(await oracleEncode(m.path, text, false));
+  }, 120_000);
+
   it('continues from the text of the previous encode call', async () => {
     const tok = await loadTokenizer('llama3', { backend: status.available ? 'native' : 'js' });
     const m = MODELS.find((x) => x.name === 'llama3')!;

@@ -63,7 +63,7 @@ function edgeTokenizerDir(): string {
   return dir;
 }
 
-type ExtraToken = { content: string; lstrip?: boolean; single_word?: boolean; normalized?: boolean };
+type ExtraToken = { content: string; lstrip?: boolean; rstrip?: boolean; single_word?: boolean; normalized?: boolean };
 
 /**
  * Loads llama3's tokenizer.json plus `extra` added tokens and runs `fn` on it. Ids as Hugging
@@ -80,7 +80,7 @@ async function withLlamaTokens(extra: ExtraToken[], backend: 'native' | 'js', fn
       id: inVocab ?? id++,
       content: t.content,
       lstrip: !!t.lstrip,
-      rstrip: false,
+      rstrip: !!t.rstrip,
       single_word: !!t.single_word,
       normalized: !!t.normalized,
       special: !t.normalized,
@@ -285,6 +285,48 @@ describe('session.encode under random edits', () => {
         const session = tok.createSession();
         for (const text of [...texts.slice(first), ...texts.slice(0, first)].map((t) => filler + t)) {
           expect(Array.from(session.encode(text, { addSpecialTokens: false })), text).toEqual(Array.from(tok.encode(text, { addSpecialTokens: false })));
+        }
+      }
+    }),
+  );
+
+  // Text appended after the old text that begins with an added token: the old text's ids are all
+  // kept when that token starts a split there in the new text too, and not when a token reaches
+  // across the join, the new token is lstrip or single_word, or a single_word token ends at the
+  // join and the new text goes on with a word character. An rstrip token before the join takes
+  // whitespace up to the next match and not from it (the Rust oracle: "a <R> <sp>" is <R>, " <sp>"). [name, tokens, end of the old text, appended pieces, whether
+  // the first piece is encoded alone].
+  const END_CASES: Array<[string, ExtraToken[], string, string[], boolean]> = [
+    ['a plain token', [{ content: '<a>' }], ' end.', ['<a> next turn', '<a>x', 'y<a>'], true],
+    ['a token reaching across the join', [{ content: '<a>' }, { content: '<b>' }, { content: 'q<b>' }], ' pq', ['<b> one', '<a> two'], false],
+    ['an lstrip token', [{ content: '<a>' }, { content: '<L>', lstrip: true }], ' x \n ', ['<L>y', '<a> z'], false],
+    ['a single_word token', [{ content: '<a>' }, { content: '<w', single_word: true }], ' a', ['<w b', '<a>c'], false],
+    ['a single_word token ending at the join', [{ content: 'xy', single_word: true }, { content: 'Zq>' }], ' m xy', ['Zq> more', 'xy'], false],
+    ['an rstrip token before a whitespace-led token', [{ content: '<R>', rstrip: true }, { content: ' <sp>' }], ' <R>', [' <sp> a', '<R>  ', ' <sp>'], true],
+    ['a normalized token', [{ content: '<nt>', normalized: true }, { content: 't>X' }], ' hello <n', ['t>X tail', '<nt> b'], false],
+    // The first piece completes the old text's surrogate pair (no token can begin with a low surrogate: the loader refuses lone ones).
+    ['a surrogate pair across the join', [{ content: '<a>' }], ' A\ud83d', ['\ude00<a>', '<a>\ud83d', '\ude00'], false],
+  ];
+  it.each(
+    END_CASES.flatMap(([name, extra, old, pieces, alone]) =>
+      (['native', 'js'] as const).map((backend) => [`${name} (${backend})`, backend, extra, old, pieces, alone] as const),
+    ),
+  )('appends that begin with an added token: %s', (_name, backend, extra, old, pieces, alone) =>
+    withLlamaTokens(extra, backend, (tok) => {
+      const opts = { addSpecialTokens: false };
+      // No cut in the filler: the old text's last one is ≥ 512 characters (START_CUT_GAIN) before the join.
+      const start = `lorem ipsum dolor sit amet, `.repeat(24) + old;
+      for (const how of ['encode', 'append'] as const) {
+        const session = tok.createSession();
+        session.encode(start, opts);
+        let text = start;
+        for (const [k, piece] of pieces.entries()) {
+          text += piece;
+          const before = session.stats().encodedChars;
+          const got = how === 'encode' ? session.encode(text, opts) : session.append(piece, opts);
+          expect(Array.from(got), `${how} ${JSON.stringify(text.slice(-40))}`).toEqual(Array.from(tok.encode(text, opts)));
+          // The native backend reports where its added tokens are, which the cut needs (host.marks).
+          if (k === 0 && alone && backend === 'native') expect(session.stats().encodedChars - before).toBe(piece.length);
         }
       }
     }),
