@@ -16,11 +16,11 @@ using namespace nfcdata;
 constexpr uint32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
 constexpr uint32_t kLCount = 19, kVCount = 21, kTCount = 28, kNCount = kVCount * kTCount, kSCount = kLCount * kNCount;
 
-inline uint32_t classOf(uint16_t p) { return p & kClassMask; }
+constexpr uint32_t classOf(uint16_t p) { return p & kClassMask; }
 // A stable starter: class 0 and quick check Yes. NFC never moves anything across the
 // boundary before it (nothing composes with what precedes it, and reordering stops at
 // class 0), so the text on either side normalizes on its own.
-inline bool isStable(uint16_t p) { return (p & (kClassMask | kMaybe | kNo)) == 0; }
+constexpr bool isStable(uint16_t p) { return (p & (kClassMask | kMaybe | kNo)) == 0; }
 
 uint32_t composePair(uint32_t a, uint32_t b) {
   if (a - kLBase < kLCount && b - kVBase < kVCount) return kSBase + ((a - kLBase) * kVCount + (b - kVBase)) * kTCount;
@@ -114,18 +114,49 @@ void appendUtf8(uint32_t cp, std::string& out) {
   }
 }
 
-constexpr bool hanStable() {
-  for (uint32_t cp = kHanFirst; cp <= kHanLast; cp++)
-    if (props(cp) != 0) return false;
-  return true;
+/// One bit per BMP code point, set for a stable starter (every one below kQuickCheckStart is):
+/// 8 KB built at compile time from the tables, so a char of kana, Hangul, Cyrillic or Han text
+/// costs one bit test instead of the two-stage lookup and the class bookkeeping.
+struct StableBmp {
+  uint64_t words[1024];
+};
+constexpr StableBmp buildStableBmp() {
+  StableBmp b{};
+  for (uint32_t cp = 0; cp < 0x10000; cp++)
+    if (cp < kQuickCheckStart || isStable(props(cp))) b.words[cp >> 6] |= uint64_t(1) << (cp & 63);
+  return b;
 }
-static_assert(hanStable(), "U+4E00-U+9FA5 are stable starters that never decompose");
+constexpr StableBmp kStableBmp = buildStableBmp();
+static_assert((kStableBmp.words[0x3042 >> 6] >> (0x3042 & 63) & 1) &&
+                  !(kStableBmp.words[0x3099 >> 6] >> (0x3099 & 63) & 1),
+              "U+3042 HIRAGANA A is a stable starter, U+3099 (combining, quick check Maybe) is not");
+
+/// The length (2 or 3) of the char at s[i] (s[i] >= 0x80, a lead byte of valid UTF-8) when it
+/// is a stable starter of the BMP, else 0.
+inline size_t stableBmpAt(const uint8_t* s, size_t i, size_t n) {
+  const uint32_t b0 = s[i];
+  uint32_t cp;
+  size_t len;
+  if (b0 < 0xE0) {
+    if (i + 1 >= n) return 0;
+    cp = ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F);
+    len = 2;
+  } else if (b0 < 0xF0) {
+    if (i + 2 >= n) return 0;
+    cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+    len = 3;
+  } else {
+    return 0;
+  }
+  return (kStableBmp.words[cp >> 6] >> (cp & 63)) & 1 ? len : 0;
+}
 
 /// The offset of the first code point at or after `at` that fails the NFC quick check (or n),
 /// and in *stable the start of the last stable starter before it (or `at`).
-/// Every ASCII byte and every Han char (U+4E00-U+9FA5, hanAt) is a stable starter: a run of
-/// them is skipped without the table lookup, ASCII 16 bytes at a time. (Byte by byte, this
-/// check was a sixth of a warm Qwen3 encode of source code.)
+/// ASCII runs are skipped 16 bytes at a time and stable BMP starters by one bit test each
+/// (stableBmpAt); only the rest takes the table lookup. (Byte by byte, this check was a sixth
+/// of a warm Qwen3 encode of source code. The bit test instead of the lookup: 21 % fewer
+/// instructions in the check on CJK text, 22 % on the multilingual workload.)
 size_t quickCheck(const uint8_t* s, size_t at, size_t n, size_t* stable) {
   uint32_t lastClass = 0;
   size_t lastStable = at;
@@ -137,7 +168,7 @@ size_t quickCheck(const uint8_t* s, size_t at, size_t n, size_t* stable) {
       lastStable = i - 1;
       continue;
     }
-    if (const size_t k = hanAt(s, i, n)) {
+    if (const size_t k = stableBmpAt(s, i, n)) {
       lastClass = 0;
       lastStable = i;
       i += k;
