@@ -4,19 +4,27 @@
 // Control: a full encode of the new prompt (also the check: every session result must equal it).
 // History: the prose and code workloads (bench/lib/workloads.ts) joined as user/assistant text
 // with the model's added tokens between turns; a turn is ~1 KB of prose after such a token.
-// Each session follows the history once (untimed), then takes REPS turns in a row, each timed;
-// the full encode of the same prompt runs just before each call. Before any timing, every call
-// kind runs 40 times on a short text, so the session code is compiled as in a running server.
-//   node bench/session-append.mjs [MODEL…]     env BENCH_REPS (9), --json-out FILE
+// Each session follows the history once (untimed), then takes REPS turns in a row, each timed:
+// every call is a real step of one growing conversation. The control (a full encode of each
+// timed prompt, also the check) runs after the session calls, back to back, as in
+// bench/incremental.mjs's steady rows: interleaved, its fresh 800 KB results and 7 ms of other
+// work would leave state no session user has. Before any timing, every call kind runs 40 times
+// on a short text, so the session code is compiled as in a running server. The last column is
+// appendDelta after 10 ms asleep before each call, as between a server's requests: on this kind
+// of VM a µs-scale call after any ms-scale gap finds its caches cold and costs several times more.
+//   node bench/session-append.mjs [MODEL…]     env BENCH_REPS (15), --json-out FILE
 import { loadTokenizer } from '../dist/index.js';
 import { buildWorkload } from 'promptenc/bench';
 import { envNumber, jsonOutPath, machine, writeJson } from './_common.mjs';
 
 const models = process.argv.slice(2).filter((a) => !a.startsWith('--') && !a.endsWith('.json'));
 const MODELS = models.length ? models : ['llama3', 'gpt-4o'];
-const REPS = envNumber('BENCH_REPS', 9);
+const REPS = envNumber('BENCH_REPS', 15);
 const TARGET_TOKENS = 200_000;
-const KINDS = ['encode', 'encodeDelta', 'append', 'appendDelta'];
+const KINDS = ['encode', 'encodeDelta', 'append', 'appendDelta', 'appendDeltaIdle'];
+/** appendDeltaIdle: appendDelta after 10 ms asleep (Atomics.wait), as between a server's requests. */
+const IDLE_MS = 10;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 const ms = (fn) => {
   const t0 = process.hrtime.bigint();
@@ -44,7 +52,7 @@ for (const model of MODELS) {
         ? s.encodeDelta(prompt, { addSpecialTokens: false })
         : kind === 'append'
           ? s.append(turn, { addSpecialTokens: false })
-          : s.appendDelta(turn, { addSpecialTokens: false });
+          : s.appendDelta(turn, { addSpecialTokens: false }); // appendDelta, appendDeltaIdle
   const turnOf = (r) => `${sep}${prose[(r * 7) % prose.length].slice(0, 1000)}`;
   for (const kind of KINDS) {
     const s = tok.createSession();
@@ -56,22 +64,31 @@ for (const model of MODELS) {
       call(s, kind, prompt, turn);
     }
   }
-  const t = { full: [], encode: [], encodeDelta: [], append: [], appendDelta: [] };
+  const t = { full: [], encode: [], encodeDelta: [], append: [], appendDelta: [], appendDeltaIdle: [] };
   let tokens = 0;
   for (const kind of KINDS) {
     const s = tok.createSession();
     s.encode(history, { addSpecialTokens: false }); // untimed: the session follows the history
     let prompt = history;
-    let previous = tok.encode(prompt, { addSpecialTokens: false });
+    const steps = [];
     for (let r = 0; r < REPS; r++) {
       const turn = turnOf(r);
       prompt += turn;
-      const [tFull, want] = ms(() => tok.encode(prompt, { addSpecialTokens: false }));
-      t.full.push(tFull);
-      tokens = want.length;
+      // A server's prompt is a flat string (from JSON.parse); `+` made a rope. ToNumber flattens
+      // it. append and appendDelta are given only the turn, so theirs stays a rope until the control.
+      if (!kind.startsWith('append')) Number(prompt);
+      if (kind === 'appendDeltaIdle') Atomics.wait(sleeper, 0, 0, IDLE_MS);
       const [dt, out] = ms(() => call(s, kind, prompt, turn));
       t[kind].push(dt);
-      const ids = kind.endsWith('Delta') ? [...previous.subarray(0, out.reused), ...out.ids] : out;
+      // A delta's ids are only valid with the previous result; keep what the check needs.
+      steps.push({ prompt, out: kind.includes('Delta') ? { reused: out.reused, ids: out.ids } : out });
+    }
+    let previous = tok.encode(history, { addSpecialTokens: false });
+    for (const { prompt: p, out } of steps) {
+      const [tFull, want] = ms(() => tok.encode(p, { addSpecialTokens: false }));
+      t.full.push(tFull);
+      tokens = want.length;
+      const ids = kind.includes('Delta') ? [...previous.subarray(0, out.reused), ...out.ids] : out;
       if (!same(ids, want)) throw new Error(`${model}: ${kind} differs from the full encode`);
       previous = want;
     }
@@ -85,10 +102,14 @@ for (const model of MODELS) {
 }
 
 console.log(`one ~1 KB turn on a ~${TARGET_TOKENS / 1000}k-token history (native, ${REPS} turns in a row per session, median; ×full = full encode ÷ call)`);
-console.log('| model | tokens | full ms | encode ms (×full) | encodeDelta ms (×full) | append ms (×full) | appendDelta ms (×full) |');
-console.log('|---|---|---|---|---|---|---|');
+console.log(
+  `| model | tokens | full ms | encode ms (×full) | encodeDelta ms (×full) | append ms (×full) | appendDelta ms (×full) | appendDelta after ${IDLE_MS} ms idle (×full) |`,
+);
+console.log('|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const c = (k) => `${r[`${k}Ms`].toFixed(3)} (${r[`${k}Speedup`].toFixed(0)}×)`;
-  console.log(`| ${r.model} | ${r.tokens} | ${r.fullMs.toFixed(2)} | ${c('encode')} | ${c('encodeDelta')} | ${c('append')} | ${c('appendDelta')} |`);
+  console.log(
+    `| ${r.model} | ${r.tokens} | ${r.fullMs.toFixed(2)} | ${c('encode')} | ${c('encodeDelta')} | ${c('append')} | ${c('appendDelta')} | ${c('appendDeltaIdle')} |`,
+  );
 }
 writeJson(jsonOutPath(), { question: 'session-append', machine: machine(), rows });
