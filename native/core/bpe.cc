@@ -282,11 +282,9 @@ void ShortWordCache::grow() {
   for (size_t i = 0; i < old.size(); i++) {
     const Entry& e = old[i];
     if (!e.hi) continue;
-    const size_t n = size_t(e.hi >> 56);
     uint8_t b[16];
-    std::memcpy(b, &e.lo, 8);
-    std::memcpy(b + 8, &e.hi, 8);
-    place(e, hashBytes(b, n));
+    const size_t n = bytesOf(e, b);
+    place(e, hashBytes(b, n));  // a set splits in two: nothing is pushed out
   }
 }
 
@@ -488,10 +486,12 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
   }
   const bool cacheable = n <= WordCache::kMaxKey;
   const size_t outStart = out.size();
+  // Returns whether the piece went to the short cache (else it belongs in cache).
   auto remember = [&] {
     const size_t count = out.size() - outStart;
-    if (isShort && count >= 1 && count <= ShortWordCache::kMaxIds)
-      scratch.shortCache.insert(key, n, h, out.data() + outStart, count);
+    if (!isShort || count < 1 || count > ShortWordCache::kMaxIds) return false;
+    scratch.keepShort(key, n, h, out.data() + outStart, count);
+    return true;
   };
   if (cacheable && scratch.cache.lookup(p, n, h, out)) {
     remember();
@@ -501,14 +501,12 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
-      remember();
-      if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
+      if (!remember() && cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }
   mergeWord(p, n, out, scratch);
-  remember();
-  if (cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
+  if (!remember() && cacheable) scratch.cache.insert(p, n, h, out.data() + outStart, out.size() - outStart);
 }
 
 // Cut support (cutsExact_, crossMax_; see bpe.h), built on the first long piece: one pass

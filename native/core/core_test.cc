@@ -3,6 +3,7 @@
 //   ./build-test/promptenc_core_test
 // The pre-tokenizer microbenchmark is pretokenizer_bench.cc.
 // Token-level parity with the Rust oracle lives in test/native-*.test.ts.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -605,7 +606,53 @@ static void checkHugeChunkScratchFreed() {
   CHECK(ids == again);
 }
 
+// The short cache keeps a short piece alone, and what a full set pushes out goes to the word
+// cache: every piece put in is found in one of the two, with its ids, except those the word
+// cache counted as evicted (from a full probe window; a few in a thousand at its load here).
+static void checkShortCacheVictims() {
+  std::mt19937 rnd(7);
+  BpeScratch scratch;
+  struct Put {
+    std::string key;
+    uint32_t ids[3];
+    size_t count;
+  };
+  std::vector<Put> puts;
+  std::map<std::string, size_t> seen;
+  while (puts.size() < 150000) {
+    Put u;
+    const size_t n = 2 + rnd() % 14;
+    for (size_t i = 0; i < n; i++) u.key += char('a' + rnd() % 26);
+    if (!seen.emplace(u.key, puts.size()).second) continue;
+    u.count = 1 + rnd() % 3;
+    for (size_t i = 0; i < u.count; i++) u.ids[i] = rnd();
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(u.key.data());
+    scratch.keepShort(ShortWordCache::keyOf(p, n), n, hashBytes(p, n), u.ids, u.count);
+    puts.push_back(u);
+  }
+  CHECK(scratch.cache.size() > 0);  // sets did overflow: the word cache took their victims
+  size_t inShort = 0, lost = 0;
+  for (const Put& u : puts) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(u.key.data());
+    const size_t n = u.key.size();
+    const uint64_t h = hashBytes(p, n);
+    const uint32_t* ids = nullptr;
+    size_t count = 0;
+    if (const ShortWordCache::Entry* e = scratch.shortCache.find(ShortWordCache::keyOf(p, n), n, h)) {
+      ids = e->ids;
+      count = e->count;
+      inShort++;
+    } else {
+      ids = scratch.cache.find(p, n, h, &count);
+    }
+    if (!ids || count != u.count || !std::equal(ids, ids + count, u.ids)) lost++;
+  }
+  CHECK(lost <= scratch.cache.evictions() && scratch.cache.evictions() < puts.size() / 200);
+  CHECK(inShort > puts.size() / 2 && inShort < puts.size());
+}
+
 int main() {
+  checkShortCacheVictims();
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();

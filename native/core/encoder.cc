@@ -201,9 +201,10 @@ PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start,
     ids = bs.cache.find(p, n, h, &count);
     scratch.wordMisses = ids ? 0 : scratch.wordMisses + 1;
   }
-  if (ids) {
-    if (n <= ShortWordCache::kMaxLen && count >= 1 && count <= ShortWordCache::kMaxIds)
-      bs.shortCache.insert(ShortWordCache::keyOf(p, n), n, h, ids, count);
+  // A hit is copied out before the short cache takes it: what that pushes out goes into
+  // cache, and an insert there invalidates ids.
+  const bool found = ids != nullptr;
+  if (found) {
   } else if (n > EncodeState::kIdBlock) {
     // A long piece (up to 1 id per byte) goes straight into out, after the block: through
     // wordIds, every state kept 4 bytes per byte of the longest piece it had seen.
@@ -223,6 +224,8 @@ PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start,
     for (size_t i = 0; i < count; i++) w[i] = ids[i];
     w += count;
   }
+  if (found && n <= ShortWordCache::kMaxLen && count >= 1 && count <= ShortWordCache::kMaxIds)
+    bs.keepShort(ShortWordCache::keyOf(p, n), n, h, w - count, count);
   const ShortWordCache::View now = bs.shortCache.view();
   if (now.table != before) {
     for (EncodeState::Pending& r : scratch.pending) {
