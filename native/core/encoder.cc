@@ -204,13 +204,12 @@ PROMPTENC_NOINLINE uint32_t* Encoder::encodeMiss(const uint8_t* s, size_t start,
   // A hit is copied out before the short cache takes it: what that pushes out goes into
   // cache, and an insert there invalidates ids.
   const bool found = ids != nullptr;
-  if (found) {
-  } else if (n > EncodeState::kIdBlock) {
+  if (!found && n > EncodeState::kIdBlock) {
     // A long piece (up to 1 id per byte) goes straight into out, after the block: through
     // wordIds, every state kept 4 bytes per byte of the longest piece it had seen.
     w = appendIds(out, block, w);
     model_.encodeWord(p, n, h, out, bs);
-  } else {
+  } else if (!found) {
     std::vector<uint32_t>& word = scratch.wordIds;  // at most kIdBlock ids: bounded
     word.clear();
     model_.encodeWord(p, n, h, word, bs);
