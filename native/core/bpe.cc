@@ -13,7 +13,8 @@
 // - Per merge, the memory touched is kept small: initial pairs from a 256 x 256 rank
 //   table, the stale test compares against the rank's own pair before probing, neighbour
 //   pairs go through a Bloom filter first, the rank's triple is prefetched at push time.
-// - Vocab lookup is an open-addressing table of ids over the model byte buffer;
+// - Vocab lookup (vocab_map.h): tokens of <= 15 bytes with their keys inline in 64-byte
+//   buckets, longer ones in an open-addressing table of ids over the model byte buffer;
 //   merges are a second open-addressing table keyed by (left << 32 | right), slots
 //   clustered by left id.
 // Tried and dropped (no gain here): software prefetch of the symbols of queued entries,
@@ -28,16 +29,6 @@
 #include <stdexcept>
 
 namespace promptenc {
-
-namespace {
-
-uint64_t tableSize(size_t count) {
-  uint64_t size = 16;
-  while (size < count * 2 + 1) size <<= 1;
-  return size;
-}
-
-}  // namespace
 
 namespace {
 // word.rs merge_all's queue: lowest rank first, then lowest position. An entry is the
@@ -96,54 +87,6 @@ struct HeapQueue {
   }
 };
 }  // namespace
-
-void BytesToIdMap::build(const HugeVector<uint8_t>* bytes, const HugeVector<uint32_t>* offsets,
-                         const std::vector<uint8_t>& encodable) {
-  bytes_ = bytes;
-  offsets_ = offsets;
-  const size_t count = offsets->size() - 1;
-  const uint64_t size = tableSize(count);
-  slots_.assign(size, Slot{kNoId, 0});
-  mask_ = size - 1;
-  for (size_t id = 0; id < count; id++) {
-    if (!encodable[id]) continue;
-    const uint32_t b = (*offsets)[id], e = (*offsets)[id + 1];
-    if (e == b) continue;
-    const uint64_t hash = hashBytes(bytes->data() + b, e - b);
-    uint64_t h = hash & mask_;
-    for (;;) {
-      const uint32_t cur = slots_[h].id;
-      if (cur == kNoId) {
-        slots_[h] = Slot{uint32_t(id), tagOf(hash)};
-        break;
-      }
-      // Two ids with the same bytes cannot happen for encodable tokens (the
-      // ByteLevel alphabet is a bijection), but keep the first like a map would.
-      const uint32_t cb = (*offsets)[cur], ce = (*offsets)[cur + 1];
-      if (ce - cb == e - b && std::memcmp(bytes->data() + cb, bytes->data() + b, e - b) == 0) {
-        duplicates_ = true;
-        break;
-      }
-      h = (h + 1) & mask_;
-    }
-  }
-}
-
-uint32_t BytesToIdMap::find(const uint8_t* p, size_t n, uint64_t hash) const {
-  uint64_t h = hash & mask_;
-  const uint8_t* base = bytes_->data();
-  const uint32_t* off = offsets_->data();
-  const uint32_t tag = tagOf(hash);
-  for (;;) {
-    const Slot s = slots_[h];
-    if (s.id == kNoId) return kNoId;
-    if (s.tag == tag) {
-      const uint32_t b = off[s.id], e = off[s.id + 1];
-      if (e - b == n && bytesEqual(base + b, p, n)) return s.id;
-    }
-    h = (h + 1) & mask_;
-  }
-}
 
 namespace {
 
@@ -289,7 +232,7 @@ void ShortWordCache::grow() {
 }
 
 void MergeMap::build(const uint32_t* triples, size_t count) {
-  const uint64_t size = tableSize(count);
+  const uint64_t size = openTableSize(count);
   slots_.assign(size, Entry{kEmpty, 0, 0});
   mask_ = size - 1;
   for (size_t rank = 0; rank < count; rank++) {
@@ -432,7 +375,7 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
   const size_t vocab = offsets_.size() - 1;
   for (size_t i = 0; i < mergeCount * 3; i++)
     if (mergeTriples[i] >= vocab) throw std::invalid_argument("merge refers to an id outside the vocab");
-  vocab_.build(&bytes_, &offsets_, encodable);
+  vocab_.build(&bytes_, &offsets_, encodable, ignoreMerges);
   encodable_ = encodable;
   merges_.build(mergeTriples, mergeCount);
   mergeByRank_.resize(mergeCount);
@@ -474,8 +417,8 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     return;
   }
   // The caches come first: they hold whatever this function produced for the same bytes
-  // (the whole-piece vocab id below included), and are far cheaper than the vocab probe
-  // (three dependent cache misses: slot, offsets, bytes).
+  // (the whole-piece vocab id below included), and are cheaper than the vocab probe (a
+  // bucket of a table of megabytes, for a short piece).
   const bool isShort = n <= ShortWordCache::kMaxLen;
   const ShortWordCache::Key key = isShort ? ShortWordCache::keyOf(p, n) : ShortWordCache::Key{0, 0};
   if (isShort) {
@@ -498,7 +441,7 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     return;
   }
   if (ignoreMerges_) {
-    uint32_t id = vocab_.find(p, n, h);
+    uint32_t id = isShort ? vocab_.findShort(key, h) : vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
       if (!remember() && cacheable) scratch.cache.insert(p, n, h, &id, 1);

@@ -258,7 +258,7 @@ static void checkShortPathRealVocab() {
     CHECK(byDefault.mergesJoin());
     const size_t vocab = spec.vocabOffsets.size() - 1;
     std::mt19937 rnd(99);
-    BpeScratch s1, s2;
+    BpeScratch s1, s2, s3;
     size_t mismatches = 0;
     for (int piece = 0; piece < 200000; piece++) {
       std::string text;
@@ -275,12 +275,27 @@ static void checkShortPathRealVocab() {
         text = text.substr(rnd() % 4, n);
       }
       const auto* p = reinterpret_cast<const uint8_t*>(text.data());
-      std::vector<uint32_t> want, have;
+      std::vector<uint32_t> want, have, whole;
       heapOnly.mergeWord(p, text.size(), want, s1);
       byDefault.mergeWord(p, text.size(), have, s2);
-      if (have != want) mismatches++;
+      byDefault.encodeWord(p, text.size(), whole, s3);
+      if (have != want || whole != want) mismatches++;
     }
     CHECK(mismatches == 0);
+    // With ignore_merges, every token's own bytes give that token (models/bpe/model.rs
+    // `tokenize` looks a pre-token up in the vocab first), short ones from the inline map.
+    BpeModel ignoring(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, true);
+    BpeScratch s4;
+    size_t checked = 0;
+    for (size_t id = 0; id < vocab; id++) {
+      const uint32_t b = spec.vocabOffsets[id], n = spec.vocabOffsets[id + 1] - b;
+      if (!spec.vocabEncodable[id] || n == 0) continue;
+      std::vector<uint32_t> ids;
+      ignoring.encodeWord(spec.vocabBytes.data() + b, n, ids, s4);
+      if (ids.size() != 1 || ids[0] != id) mismatches++;
+      checked++;
+    }
+    CHECK(mismatches == 0 && checked > 100000);
   }
 }
 
@@ -651,7 +666,84 @@ static void checkShortCacheVictims() {
   CHECK(inShort > puts.size() / 2 && inShort < puts.size());
 }
 
+// VocabMap against std::map: every encodable token of 1 to 40 bytes (short ones inline in
+// buckets, long ones in BytesToIdMap) is found with its id; a non-encodable token, an empty
+// one, and strings one byte off, a byte shorter or a byte longer than a token are not; and
+// a repeated token is reported as a duplicate. Then ShortTokenMap alone, with hashes chosen
+// so that a run of full buckets wraps past the end of the table.
+static void checkVocabMap() {
+  std::mt19937 rnd(11);
+  HugeVector<uint8_t> bytes;
+  HugeVector<uint32_t> offsets{0};
+  std::vector<uint8_t> encodable;
+  std::map<std::string, uint32_t> want;
+  while (encodable.size() < 60000) {
+    std::string t;
+    const size_t n = encodable.empty() ? 0 : 1 + rnd() % (rnd() % 4 ? 15 : 40);
+    for (size_t i = 0; i < n; i++) t += char('a' + rnd() % (n < 3 ? 26 : 4));
+    if (want.count(t)) continue;
+    const bool enc = rnd() % 11 != 0;
+    const uint32_t id = uint32_t(encodable.size());
+    bytes.insert(bytes.end(), t.begin(), t.end());
+    offsets.push_back(uint32_t(bytes.size()));
+    encodable.push_back(enc);
+    if (enc && n)
+      want.emplace(t, id);
+    else
+      want.emplace(t, kNoId);
+  }
+  VocabMap map, plain;
+  map.build(&bytes, &offsets, encodable, true);
+  plain.build(&bytes, &offsets, encodable, false);
+  CHECK(!map.hasDuplicates() && !plain.hasDuplicates());
+  size_t found = 0, misses = 0;
+  for (const auto& [t, id] : want) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(t.data());
+    CHECK(map.find(p, t.size()) == id && plain.find(p, t.size()) == id);
+    if (t.size() >= 1 && t.size() <= ShortKey::kMaxLen)
+      CHECK(map.findShort(ShortKey::of(p, t.size()), hashBytes(p, t.size())) == id);
+    found += id != kNoId;
+    for (const std::string& u :
+         {t + "a", t.substr(0, t.size() ? t.size() - 1 : 0), t.empty() ? t : "z" + t.substr(1)}) {
+      const auto it = want.find(u);
+      const uint32_t expect = it == want.end() ? kNoId : it->second;
+      const uint8_t* q = reinterpret_cast<const uint8_t*>(u.data());
+      CHECK(map.find(q, u.size()) == expect && plain.find(q, u.size()) == expect);
+      misses += expect == kNoId;
+    }
+  }
+  CHECK(found > 50000 && misses > 50000);
+  // The same bytes twice, short and long.
+  for (const std::string& dup : {std::string("ab"), std::string(30, 'c')}) {
+    HugeVector<uint8_t> b2(dup.begin(), dup.end());
+    b2.insert(b2.end(), dup.begin(), dup.end());
+    HugeVector<uint32_t> o2{0, uint32_t(dup.size()), uint32_t(2 * dup.size())};
+    for (const bool inlineShort : {true, false}) {
+      VocabMap m2;
+      m2.build(&b2, &o2, {1, 1}, inlineShort);
+      CHECK(m2.hasDuplicates());
+      CHECK(m2.find(b2.data(), dup.size()) == 0);  // the first id, as a map keeps it
+    }
+  }
+  // 7 keys whose hashes all name the last of 4 buckets: they fill it, wrap to bucket 0 and
+  // go on to bucket 1; each is found, and a key not put in ends its probe at bucket 1's free
+  // entry.
+  ShortTokenMap small;
+  small.reset(7);
+  const uint64_t last = 3 | (uint64_t(1) << 40);
+  std::vector<ShortKey> keys;
+  for (uint32_t i = 0; i < 7; i++) {
+    const std::string t = "k" + std::to_string(i);
+    keys.push_back(ShortKey::of(reinterpret_cast<const uint8_t*>(t.data()), t.size()));
+    CHECK(small.insert(keys.back(), last, 100 + i));
+  }
+  CHECK(!small.insert(keys[2], last, 999));
+  for (uint32_t i = 0; i < 7; i++) CHECK(small.find(keys[i], last) == 100 + i);
+  CHECK(small.find(ShortKey::of(reinterpret_cast<const uint8_t*>("k9"), 2), last) == kNoId);
+}
+
 int main() {
+  checkVocabMap();
   checkShortCacheVictims();
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();

@@ -89,7 +89,9 @@ int main(int argc, char** argv) {
     if (spec.preTokenizer == PreTokenizerKind::Qwen2) spec.normalizer = NormalizerKind::Nfc;
     return std::make_unique<Encoder>(std::move(spec));
   };
+  const double b0 = cpuSeconds();
   std::unique_ptr<Encoder> encoder = build();
+  std::fprintf(stderr, "model built in %.1f CPU-ms\n", (cpuSeconds() - b0) * 1e3);
   const std::string text = readFile(argv[4]);
   std::vector<Doc> docs;
   size_t bytes = 0;

@@ -64,6 +64,7 @@ struct EncodeState {
   std::vector<uint32_t> wordIds;  // encodeWord's output for one piece
   uint32_t wordMisses = 0;        // WordCache misses in a row (see Encoder::encodeMiss)
   uint32_t wordProbes = 0;
+  bool missCached = false;  // the last encodeMiss found its piece in WordCache
   // The ring is the kLookahead entries of `pending` that start at a 256-byte boundary, so the
   // piece loop steps through it with one pointer and no index; the rest stay inert. Entries
   // are 32-byte aligned so that such a boundary is an entry's start (with 8-byte alignment
