@@ -416,19 +416,29 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     if (id != kNoId) out.push_back(id);  // else: not in vocab and no unk_token, dropped as in HF
     return;
   }
-  // The caches come first: they hold whatever this function produced for the same bytes
-  // (the whole-piece vocab id below included), and are cheaper than the vocab probe (a
-  // bucket of a table of megabytes, for a short piece).
+  // The short cache comes first: it holds whatever this function produced for the same
+  // bytes. Then, with ignore_merges, a short piece that is a token is answered by its
+  // vocabulary bucket (which the piece loop prefetched when the last miss was not in
+  // WordCache), before WordCache, which seldom has a short piece (only what the short cache
+  // pushed out) and whose slot was not prefetched then.
   const bool isShort = n <= ShortWordCache::kMaxLen;
   const ShortWordCache::Key key = isShort ? ShortWordCache::keyOf(p, n) : ShortWordCache::Key{0, 0};
+  const size_t outStart = out.size();
   if (isShort) {
     if (const ShortWordCache::Entry* e = scratch.shortCache.find(key, n, h)) {
       out.insert(out.end(), e->ids, e->ids + e->count);
       return;
     }
+    if (ignoreMerges_) {
+      const uint32_t id = vocab_.findShort(key, h);
+      if (id != kNoId) {
+        out.push_back(id);
+        scratch.keepShort(key, n, h, &id, 1);
+        return;
+      }
+    }
   }
   const bool cacheable = n <= WordCache::kMaxKey;
-  const size_t outStart = out.size();
   // Returns whether the piece went to the short cache (else it belongs in cache).
   auto remember = [&] {
     const size_t count = out.size() - outStart;
@@ -440,11 +450,11 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     remember();
     return;
   }
-  if (ignoreMerges_) {
-    uint32_t id = isShort ? vocab_.findShort(key, h) : vocab_.find(p, n, h);
+  if (!isShort && ignoreMerges_) {
+    uint32_t id = vocab_.find(p, n, h);
     if (id != kNoId) {
       out.push_back(id);
-      if (!remember() && cacheable) scratch.cache.insert(p, n, h, &id, 1);
+      if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;
     }
   }

@@ -282,6 +282,17 @@ static void checkShortPathRealVocab() {
       if (have != want || whole != want) mismatches++;
     }
     CHECK(mismatches == 0);
+    // Every short token, through encodeWord and through the heap port.
+    for (size_t id = 0; id < vocab; id++) {
+      const uint32_t b = spec.vocabOffsets[id], n = spec.vocabOffsets[id + 1] - b;
+      if (!spec.vocabEncodable[id] || n < 2 || n > ShortKey::kMaxLen) continue;
+      const uint8_t* p = spec.vocabBytes.data() + b;
+      std::vector<uint32_t> want, whole;
+      heapOnly.mergeWord(p, n, want, s1);
+      byDefault.encodeWord(p, n, whole, s3);
+      if (whole != want) mismatches++;
+    }
+    CHECK(mismatches == 0);
     // With ignore_merges, every token's own bytes give that token (models/bpe/model.rs
     // `tokenize` looks a pre-token up in the vocab first), short ones from the inline map.
     BpeModel ignoring(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, true);
