@@ -298,15 +298,63 @@ static void checkShortPathRealVocab() {
     BpeModel ignoring(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, true);
     BpeScratch s4;
     size_t checked = 0;
-    for (size_t id = 0; id < vocab; id++) {
-      const uint32_t b = spec.vocabOffsets[id], n = spec.vocabOffsets[id + 1] - b;
-      if (!spec.vocabEncodable[id] || n == 0) continue;
-      std::vector<uint32_t> ids;
-      ignoring.encodeWord(spec.vocabBytes.data() + b, n, ids, s4);
-      if (ids.size() != 1 || ids[0] != id) mismatches++;
-      checked++;
+    std::map<std::string, uint32_t> tokenOf;
+    for (int round = 0; round < 2; round++) {  // the second round reads the caches back
+      for (size_t id = 0; id < vocab; id++) {
+        const uint32_t b = spec.vocabOffsets[id], n = spec.vocabOffsets[id + 1] - b;
+        if (!spec.vocabEncodable[id] || n == 0) continue;
+        std::vector<uint32_t> ids;
+        ignoring.encodeWord(spec.vocabBytes.data() + b, n, ids, s4);
+        if (ids.size() != 1 || ids[0] != id) mismatches++;
+        checked++;
+        if (round == 0)
+          tokenOf.emplace(std::string(reinterpret_cast<const char*>(spec.vocabBytes.data()) + b, n), uint32_t(id));
+      }
     }
-    CHECK(mismatches == 0 && checked > 100000);
+    CHECK(mismatches == 0 && checked > 200000);
+    // Pieces that are tokens, token prefixes, joins of two tokens and random bytes, many of
+    // them repeated, through one scratch (so its caches fill, evict and answer), against
+    // the vocab id when the piece is a token and the heap port otherwise.
+    std::vector<std::string> seen;
+    for (int piece = 0; piece < 300000; piece++) {
+      std::string text;
+      const auto token = [&] {
+        uint32_t id;
+        do id = rnd() % vocab;
+        while (!spec.vocabEncodable[id] || spec.vocabOffsets[id + 1] == spec.vocabOffsets[id]);
+        return std::string(reinterpret_cast<const char*>(spec.vocabBytes.data()) + spec.vocabOffsets[id],
+                           spec.vocabOffsets[id + 1] - spec.vocabOffsets[id]);
+      };
+      switch (piece % 5) {
+        case 0:
+          text = token();
+          break;
+        case 1:
+          text = token();
+          text = text.substr(0, 1 + rnd() % text.size());
+          break;
+        case 2:
+          text = token() + token();
+          break;
+        case 3:
+          while (text.size() < 1 + rnd() % 17) text += char(rnd() % 256);
+          break;
+        default:
+          text = seen.empty() ? token() : seen[rnd() % seen.size()];
+          break;
+      }
+      if (seen.size() < 5000) seen.push_back(text);
+      const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+      std::vector<uint32_t> want, have;
+      const auto it = tokenOf.find(text);
+      if (it != tokenOf.end())
+        want.push_back(it->second);
+      else
+        heapOnly.mergeWord(p, text.size(), want, s1);
+      ignoring.encodeWord(p, text.size(), have, s4);
+      if (have != want) mismatches++;
+    }
+    CHECK(mismatches == 0);
   }
 }
 
