@@ -36,7 +36,7 @@ class BytesToIdMap {
 /// 10). BytesToIdMap reads a slot, then the token's offsets, then its bytes: three dependent
 /// misses for a piece seen for the first time, a quarter of the L2 read misses of a first
 /// pass of Llama 3 over source code. Buckets fill in order and nothing is removed, so a
-/// bucket with a free entry ends a probe. Memory: 64 bytes per 1.5 to 3 tokens (4 MB for
+/// bucket with a free entry ends a probe. Memory: 64 bytes per 1 to 2 tokens (4 MB for
 /// Llama 3's 128k tokens). Immutable after build.
 class ShortTokenMap {
  public:
