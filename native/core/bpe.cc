@@ -177,13 +177,18 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
   uint16_t fewest = 0xFFFF;
   bool empty = false;
   for (size_t w = 0; w < kWindow; w++, i = (i + 1) & mask_) {
-    if (slots_[i].hash == 0) {
+    const Slot& s = slots_[i];
+    if (s.hash == 0) {
       victim = i;
       empty = true;
       break;
     }
-    if (slots_[i].hits < fewest) {
-      fewest = slots_[i].hits;
+    // Already here (its ids are the same: they depend on the bytes alone). The short cache
+    // pushes out pieces that it took from here; a second copy took a slot of the window
+    // and, when the window was full, evicted another piece and halved every hit count.
+    if (s.hash == h && s.keyLen == n && keyEqual(n <= kInlineKey ? s.key : keys_.data() + s.keyOff, p, n)) return;
+    if (s.hits < fewest) {
+      fewest = s.hits;
       victim = i;
     }
   }

@@ -725,6 +725,80 @@ static void checkShortCacheVictims() {
   CHECK(inShort > puts.size() / 2 && inShort < puts.size());
 }
 
+// charAt's inline two- and three-byte paths against decodeUtf8 + unicodeFlags (the out-of-
+// line path): every code point below U+10000 (surrogates and overlong forms too, which
+// decodeUtf8 takes as they come), each cut short by the end of the text, and each with a
+// bad continuation byte.
+static void checkCharAtInline() {
+  size_t bad = 0;
+  auto same = [&](const uint8_t* s, size_t n) {
+    const Char c = charAt(s, 0, n);
+    const CodePoint d = decodeUtf8(s, 0, n);
+    bad += c.cp != d.cp || c.len != d.len || c.flags != unicodeFlags(d.cp);
+  };
+  for (uint32_t b0 = 0x80; b0 < 0x100; b0++)
+    for (uint32_t b1 = 0; b1 < 0x100; b1++) {
+      for (uint32_t b2 : {0x00u, 0x41u, 0x80u, 0x9Fu, 0xA0u, 0xBFu, 0xC0u}) {
+        const uint8_t s[4] = {uint8_t(b0), uint8_t(b1), uint8_t(b2), 0x80};
+        for (size_t n = 1; n <= 4; n++) same(s, n);
+      }
+    }
+  for (uint32_t cp = 0x800; cp < 0x10000; cp++) {
+    const uint8_t s[3] = {uint8_t(0xE0 | cp >> 12), uint8_t(0x80 | ((cp >> 6) & 0x3F)), uint8_t(0x80 | (cp & 0x3F))};
+    for (size_t n = 1; n <= 3; n++) same(s, n);
+  }
+  CHECK(bad == 0);
+  // A few known classes, from the Unicode database.
+  const uint8_t ya[] = {0xD0, 0xAF}, nbsp[] = {0xC2, 0xA0}, zhong[] = {0xE4, 0xB8, 0xAD},
+                ideoSpace[] = {0xE3, 0x80, 0x80};
+  CHECK((charAt(ya, 0, 2).flags & uflag::LU) && charAt(ya, 0, 2).cp == 0x42F);
+  CHECK((charAt(nbsp, 0, 2).flags & uflag::SPACE) && charAt(nbsp, 0, 2).len == 2);
+  CHECK((charAt(zhong, 0, 3).flags & uflag::LO) && charAt(zhong, 0, 3).cp == 0x4E2D);
+  CHECK((charAt(ideoSpace, 0, 3).flags & uflag::SPACE) && charAt(ideoSpace, 0, 3).len == 3);
+}
+
+// WordCache::insert of a piece it holds keeps the one copy: the short cache pushes out
+// pieces it took from the word cache, and a second copy took a slot and, in a full window,
+// evicted another piece. Inline and spilled keys and id lists alike.
+static void checkWordCacheReinsert() {
+  std::mt19937 rnd(11);
+  WordCache cache;
+  struct Put {
+    std::string key;
+    std::vector<uint32_t> ids;
+  };
+  std::vector<Put> puts;
+  for (size_t k = 0; k < 3000; k++) {
+    Put u;
+    u.key = "k" + std::to_string(k) + std::string(k % 3 == 0 ? 20 : 2, char('a' + k % 26));
+    u.ids.resize(k % 5 == 0 ? 9 : 1 + k % 4);
+    for (uint32_t& id : u.ids) id = rnd();
+    puts.push_back(u);
+  }
+  auto put = [&](const Put& u) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(u.key.data());
+    cache.insert(p, u.key.size(), hashBytes(p, u.key.size()), u.ids.data(), u.ids.size());
+  };
+  auto holds = [&](const Put& u) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(u.key.data());
+    size_t count = 0;
+    const uint32_t* ids = cache.find(p, u.key.size(), hashBytes(p, u.key.size()), &count);
+    return ids && count == u.ids.size() && std::equal(ids, ids + count, u.ids.data());
+  };
+  for (const Put& u : puts) put(u);
+  // The fill itself may lose a few (a full window, or a window full after a doubling).
+  std::vector<const Put*> held;
+  for (const Put& u : puts)
+    if (holds(u)) held.push_back(&u);
+  const size_t size = cache.size(), evictions = cache.evictions();
+  CHECK(held.size() > puts.size() * 99 / 100 && size >= held.size());
+  for (int round = 0; round < 3; round++)
+    for (const Put* u : held) put(*u);
+  size_t still = 0;
+  for (const Put* u : held) still += holds(*u);
+  CHECK(cache.size() == size && cache.evictions() == evictions && still == held.size());
+}
+
 // VocabMap against std::map: every encodable token of 1 to 40 bytes (short ones inline in
 // buckets, long ones in BytesToIdMap) is found with its id; a non-encodable token, an empty
 // one, and strings one byte off, a byte shorter or a byte longer than a token are not; and
@@ -804,6 +878,8 @@ static void checkVocabMap() {
 int main() {
   checkVocabMap();
   checkShortCacheVictims();
+  checkWordCacheReinsert();
+  checkCharAtInline();
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();

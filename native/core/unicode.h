@@ -38,6 +38,17 @@ struct AsciiFlags {
 };
 inline constexpr AsciiFlags kAscii{};
 
+/// Flags for U+0080-U+07FF (Latin accents, Greek, Cyrillic, Hebrew, Arabic): one load
+/// instead of the three of unicodeFlags. 3.75 KB.
+struct TwoByteFlags {
+  uint16_t f[0x800 - 0x80];
+  constexpr TwoByteFlags() : f() {
+    for (uint32_t c = 0x80; c < 0x800; c++)
+      f[c - 0x80] = kFlagSets[kStage2[(uint32_t)kStage1[c >> 8] * 256u + (c & 255u)]];
+  }
+};
+inline constexpr TwoByteFlags kTwoByte{};
+
 /// A code point plus its class flags.
 struct Char {
   uint32_t cp;
@@ -111,6 +122,17 @@ PROMPTENC_NOINLINE inline Char charAtNonAscii(const uint8_t* s, size_t i, size_t
 PROMPTENC_ALWAYS_INLINE Char charAt(const uint8_t* s, size_t i, size_t n) {
   uint8_t b = s[i];
   if (b < 0x80) return {b, 1, kAscii.f[b]};
+  // Two and three bytes (every char below U+10000), decoded as decodeUtf8 decodes them.
+  if (b >= 0xC2 && b < 0xF0 && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) {
+    if (b < 0xE0) {
+      const uint32_t cp = ((b & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu);
+      return {cp, 2, kTwoByte.f[cp - 0x80]};
+    }
+    if (i + 2 < n && (s[i + 2] & 0xC0) == 0x80) {
+      const uint32_t cp = ((b & 0x0Fu) << 12) | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+      return {cp, 3, unicodeFlags(cp)};
+    }
+  }
   return charAtNonAscii(s, i, n);
 }
 
