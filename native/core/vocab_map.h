@@ -64,7 +64,6 @@ class ShortTokenMap {
       b = b == &buckets_.back() ? buckets_.data() : b + 1;
     }
   }
-  size_t memoryBytes() const { return buckets_.size() * sizeof(Bucket); }
 
  private:
   HugeVector<Bucket> buckets_;
