@@ -15,6 +15,7 @@
 #include "bpe.h"
 #include "encoder.h"
 #include "model_json.h"
+#include "normalize.h"
 #include "pretokenizer.h"
 
 using namespace promptenc;
@@ -757,6 +758,34 @@ static void checkCharAtInline() {
   CHECK((charAt(ideoSpace, 0, 3).flags & uflag::SPACE) && charAt(ideoSpace, 0, 3).len == 3);
 }
 
+// The NFC quick check passes stable starters (Han, Hangul syllables, Latin, Cyrillic) by one
+// bit test each; a mark after one must still compose with it, so the check must remember
+// where that char began. Each base comes after other stable starters. Expected compositions
+// from UnicodeData.txt (U+0451 = 0435 0308, U+1EBF = 00EA 0301) and the Hangul arithmetic of
+// The Unicode Standard 3.12 (U+B098 + U+11A8 = U+B099).
+static void checkNfcAfterStableStarters() {
+  struct Case {
+    const char* in;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"\xE4\xB8\xAD\xD0\xB6\xD0\xB5\xCC\x88", "\xE4\xB8\xAD\xD0\xB6\xD1\x91"},                      // 中жё
+      {"\xD0\xB6\xC3\xAA\xCC\x81x", "\xD0\xB6\xE1\xBA\xBFx"},                                        // жế x
+      {"\xE4\xB8\xAD\xEB\x82\x98\xE1\x86\xA8", "\xE4\xB8\xAD\xEB\x82\x99"},                          // 中낙
+      {"\xEB\x82\x98\xEB\x82\x98\xE1\x86\xA8\xE4\xB8\xAD", "\xEB\x82\x98\xEB\x82\x99\xE4\xB8\xAD"},  // 나낙中
+  };
+  std::string out;
+  std::vector<uint32_t> work;
+  for (const Case& c : cases) {
+    const auto* in = reinterpret_cast<const uint8_t*>(c.in);
+    CHECK(nfcNormalize(in, std::strlen(c.in), out, work));
+    CHECK(out == c.want);
+  }
+  // Only stable starters and ASCII: already NFC, nothing written.
+  const char* stable = "\xE4\xB8\xAD\xE6\x96\x87 \xEB\x82\x98\xD0\xB6\xC3\xAA a";
+  CHECK(!nfcNormalize(reinterpret_cast<const uint8_t*>(stable), std::strlen(stable), out, work));
+}
+
 // WordCache::insert of a piece it holds keeps the one copy: the short cache pushes out
 // pieces it took from the word cache, and a second copy took a slot and, in a full window,
 // evicted another piece. Inline and spilled keys and id lists alike.
@@ -880,6 +909,7 @@ int main() {
   checkShortCacheVictims();
   checkWordCacheReinsert();
   checkCharAtInline();
+  checkNfcAfterStableStarters();
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();
