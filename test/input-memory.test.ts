@@ -8,6 +8,8 @@
  * symbol, one growing queue array per rank and a zero-filled 3 x length UTF-8 buffer.
  * Small inputs made of long distinct pieces are the other worst case: whatever a cache keeps per
  * piece is not diluted there (caching pieces of up to 4 KB took 1 MiB of such pieces to 25 B/byte).
+ * Pieces of over 128 bytes are cached from their second sight on, so an input whose long
+ * pieces each come twice is the worst case of that rule.
  * The child loads the built library (dist/, which `npm test` builds first).
  */
 import { spawnSync } from 'node:child_process';
@@ -34,9 +36,16 @@ const letter = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 1 ? 'a
 const control = () => String.fromCharCode(1 + ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) % 8);
 // ~4000-byte pieces of control characters, each one distinct, separated by spaces.
 const longPieces = (m) => Array.from({ length: Math.ceil(m / 4001) }, () => Array.from({ length: 4000 }, control).join('')).join(' ').slice(0, m);
+const syllables = ['the', 'ing', 'and', 'tion', 'ment', 'ous', 'able', 'over', 'under', 'light'];
+const syllable = () => syllables[((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) % syllables.length];
+// 1000-byte words of random syllables (~4 bytes per id), each twice on its own line: the word
+// cache keeps a piece of over 128 bytes from its second sight, if it has at least 2 bytes per
+// id, so this is the most of an input it can keep.
+const longTwice = (m) => Array.from({ length: Math.ceil(m / 2002) }, () => { const w = Array.from({ length: 300 }, syllable).join('').slice(0, 1000); return w + '\\n' + w + '\\n'; }).join('').slice(0, m);
 const text =
   kind === 'one letter' ? 'a'.repeat(n)
   : kind === 'long pieces' ? longPieces(n)
+  : kind === 'long pieces twice' ? longTwice(n)
   : kind === 'two letters' ? Array.from({ length: n }, letter).join('')
   : 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(n / 45)).slice(0, n);
 const before = process.resourceUsage().maxRSS * 1024;
@@ -74,6 +83,15 @@ describe.skipIf(!nativeAddonStatus().available || !existsSync(distIndex))(`nativ
   ])('%s, %i MiB of long distinct pieces', (model, mib) => {
     const { ids, perByte } = measure(model, 'long pieces', mib * MIB);
     console.log(`${model} ${mib} MiB of long pieces: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
+    expect(ids).toBeGreaterThan(0);
+    expect(perByte).toBeLessThanOrEqual(BOUND);
+  });
+  it.each([
+    ['gpt-4o', 1],
+    ['llama3', 1],
+  ])('%s, %i MiB of long pieces that each come twice', (model, mib) => {
+    const { ids, perByte } = measure(model, 'long pieces twice', mib * MIB);
+    console.log(`${model} ${mib} MiB of long pieces twice: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
     expect(ids).toBeGreaterThan(0);
     expect(perByte).toBeLessThanOrEqual(BOUND);
   });

@@ -167,8 +167,18 @@ void WordCache::dropSpilled() {
   ids_.clear();
 }
 
+bool WordCache::admitLong(uint64_t h) {
+  if (seen_.empty()) seen_.assign(kSeenSlots, 0);
+  // Bits above the slot index, so pieces in one window of slots spread over the table.
+  uint64_t& s = seen_[size_t(h >> 32) & (kSeenSlots - 1)];
+  if (s == h) return true;
+  s = h;
+  return false;
+}
+
 void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* ids, size_t count) {
   if (n > kMaxKey || count > 0xFFFF) return;
+  if (n > kFirstSightKey && (count * 2 > n || !admitLong(h))) return;
   if (slots_.empty() || (slots_.size() < kMaxSlots && (count_ + 1) * 2 > slots_.size())) grow();
   const bool spill = n > kInlineKey || count > kInlineIds;
   if (spill && (keys_.size() + n > kMaxArenaBytes || (ids_.size() + count) * 4 > kMaxArenaBytes)) dropSpilled();

@@ -107,11 +107,16 @@ class MergeMap {
 /// arenas (kMaxArenaBytes), per state. Cost: O(1) per lookup and insert.
 class WordCache {
  public:
-  /// Longer pieces are not cached. (Caching pieces of up to 4 KB saved ~1.7 M of a warm
-  /// English-prose pass's 47 M instructions, but their keys and ids in the spill arenas took
-  /// a 1-3 MiB input of such pieces to 16-25 bytes of peak memory per input byte, past the
-  /// documented bound of 16.)
-  static constexpr size_t kMaxKey = 128;
+  /// Longer pieces are not cached. Pieces of up to kFirstSightKey bytes are cached when first
+  /// merged; longer ones (runs of box-drawing characters or spaces in Markdown, long words of
+  /// unspaced scripts) only when merged a second time (admitLong) and only when they average
+  /// at least 2 bytes per id. Re-merging those through the heap was 5-9 % of warm passes over
+  /// prose and multilingual text, but caching every long piece on first sight (up to 4 KB)
+  /// took a 1-3 MiB input of distinct ones to 16-25 bytes of peak memory per input byte, past
+  /// the documented bound of 16: with both rules a call caches at most half its long-piece
+  /// bytes, at no more than 3 bytes of key and ids per cached byte.
+  static constexpr size_t kMaxKey = 1024;
+  static constexpr size_t kFirstSightKey = 128;
   /// Returns true and appends the cached ids on a hit.
   bool lookup(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out);
   /// The cached ids (*count of them) on a hit, else null: valid until the next insert.
@@ -161,10 +166,16 @@ class WordCache {
   };
   static_assert(sizeof(Slot) == 64, "one cache line");
   bool spills(const Slot& s) const { return s.keyLen > kInlineKey || s.idCount > kInlineIds; }
+  // Whether a long piece of hash h was offered before (then it is cached now); else records
+  // it. A direct-mapped table of hashes (8 KB): two long pieces that share a line only make
+  // each other wait for a later sight.
+  bool admitLong(uint64_t h);
+  static constexpr size_t kSeenSlots = 1024;
   void grow();
   void dropSpilled();
   CacheVector<Slot> slots_;
   size_t mask_ = 0;
+  CacheVector<uint64_t> seen_;
   CacheVector<uint8_t> keys_;
   CacheVector<uint32_t> ids_;
   size_t count_ = 0;

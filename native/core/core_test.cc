@@ -294,6 +294,32 @@ static void checkShortPathRealVocab() {
       if (whole != want) mismatches++;
     }
     CHECK(mismatches == 0);
+    // Long pieces (joins of tokens, runs of one token) over and under WordCache's
+    // first-sight and maximum lengths, each encoded three times through one scratch: the
+    // word cache keeps them from the second time on, and its answer is the heap port's.
+    for (int piece = 0; piece < 400; piece++) {
+      const size_t n = WordCache::kFirstSightKey - 8 + rnd() % (WordCache::kMaxKey + 24 - WordCache::kFirstSightKey);
+      std::string text, unit;
+      while (text.size() < n) {
+        const uint32_t id = rnd() % vocab;
+        if (!spec.vocabEncodable[id]) continue;
+        unit.assign(reinterpret_cast<const char*>(spec.vocabBytes.data()) + spec.vocabOffsets[id],
+                    spec.vocabOffsets[id + 1] - spec.vocabOffsets[id]);
+        if (piece % 4 == 0)
+          while (text.size() < n) text += unit;
+        else
+          text += unit;
+      }
+      const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+      std::vector<uint32_t> want;
+      heapOnly.mergeWord(p, text.size(), want, s1);
+      for (int round = 0; round < 3; round++) {
+        std::vector<uint32_t> whole;
+        byDefault.encodeWord(p, text.size(), whole, s3);
+        if (whole != want) mismatches++;
+      }
+    }
+    CHECK(mismatches == 0);
     // With ignore_merges, every token's own bytes give that token (models/bpe/model.rs
     // `tokenize` looks a pre-token up in the vocab first), short ones from the inline map.
     BpeModel ignoring(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, true);
@@ -828,6 +854,44 @@ static void checkWordCacheReinsert() {
   CHECK(cache.size() == size && cache.evictions() == evictions && still == held.size());
 }
 
+// Pieces of over WordCache::kFirstSightKey bytes are kept from their second insert on, and
+// only with at least 2 bytes per id; up to kFirstSightKey bytes, from the first. Nothing over
+// kMaxKey. A kept long piece gives back its ids.
+static void checkWordCacheLongPieces() {
+  WordCache cache;
+  auto put = [&](const std::string& key, size_t ids) {
+    std::vector<uint32_t> v(ids);
+    for (size_t i = 0; i < ids; i++) v[i] = uint32_t(7 * i + key.size());
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
+    cache.insert(p, key.size(), hashBytes(p, key.size()), v.data(), v.size());
+  };
+  auto holds = [&](const std::string& key, size_t ids) {
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(key.data());
+    size_t count = 0;
+    const uint32_t* got = cache.find(p, key.size(), hashBytes(p, key.size()), &count);
+    if (!got || count != ids) return false;
+    for (size_t i = 0; i < ids; i++)
+      if (got[i] != uint32_t(7 * i + key.size())) return false;
+    return true;
+  };
+  const size_t first = WordCache::kFirstSightKey, most = WordCache::kMaxKey;
+  const std::string atFirst(first, 'a'), over(first + 1, 'b'), longest(most, 'c'), tooLong(most + 1, 'd');
+  put(atFirst, first / 2 + 1);  // kept at once, whatever its ids
+  CHECK(holds(atFirst, first / 2 + 1));
+  put(over, (first + 1) / 2);
+  CHECK(!holds(over, (first + 1) / 2));
+  put(over, (first + 1) / 2);
+  CHECK(holds(over, (first + 1) / 2));
+  put(longest, most / 2);
+  put(longest, most / 2);
+  CHECK(holds(longest, most / 2));
+  const std::string dense(300, 'e');  // fewer than 2 bytes per id: never kept
+  for (int i = 0; i < 3; i++) put(dense, 151);
+  CHECK(!holds(dense, 151));
+  for (int i = 0; i < 3; i++) put(tooLong, 10);
+  CHECK(!holds(tooLong, 10));
+}
+
 // VocabMap against std::map: every encodable token of 1 to 40 bytes (short ones inline in
 // buckets, long ones in BytesToIdMap) is found with its id; a non-encodable token, an empty
 // one, and strings one byte off, a byte shorter or a byte longer than a token are not; and
@@ -908,6 +972,7 @@ int main() {
   checkVocabMap();
   checkShortCacheVictims();
   checkWordCacheReinsert();
+  checkWordCacheLongPieces();
   checkCharAtInline();
   checkNfcAfterStableStarters();
   checkLongPathMatchesHeap();
