@@ -2,8 +2,9 @@
 // - Merge loop: the queue keyed by (rank, position) of word.rs, with its
 //   stale-entry test (the pair now at `pos` must still produce the same new id; a plain
 //   "least (rank, pos) pair" rescan is equivalent only when every merge yields its two
-//   parts joined, see bpe_short.cc). Chunks of <= kShortMaxSymbols bytes of such a
-//   vocabulary: that rescan, in stack arrays (mergeShort). Other short pieces: the initial
+//   parts joined, see bpe_short.cc). Chunks of <= kShortAnyBytes bytes of such a
+//   vocabulary, and ASCII ones of <= kShortMaxSymbols: that rescan, in stack arrays
+//   (mergeShort). Other short pieces: the initial
 //   pairs sorted once plus a binary heap of later pushes. Chunks of >= 1024 symbols use
 //   RankQueue instead, which pops the identical (rank, pos) sequence in O(1) per step.
 // - Pieces of >= 1024 bytes are first cut at provably uncrossable boundaries (safeCut)
@@ -547,8 +548,17 @@ size_t BpeModel::nextCut(const uint8_t* p, size_t s, size_t n) const {
   return n;
 }
 
+namespace {
+// No byte of p[0, n) has its top bit set; n >= 8 (overlapping last word).
+inline bool asciiOnly(const uint8_t* p, size_t n) {
+  uint64_t any = load64(p + n - 8);
+  for (size_t i = 0; i + 8 < n; i += 8) any |= load64(p + i);
+  return (any & 0x8080808080808080ull) == 0;
+}
+}  // namespace
+
 void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
-  if (n <= shortMax_ && n < queueMinSymbols_ && joinsExact_) {
+  if (n <= shortMax_ && n < queueMinSymbols_ && joinsExact_ && (n <= kShortAnyBytes || asciiOnly(p, n))) {
     mergeShort(p, n, out);
     return;
   }
