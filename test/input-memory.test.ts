@@ -34,17 +34,19 @@ const n = Number(bytes);
 let seed = 1;
 const letter = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 1 ? 'a' : 'b');
 const control = () => String.fromCharCode(1 + ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) % 8);
-// ~4000-byte pieces of control characters, each one distinct, separated by spaces.
-const longPieces = (m) => Array.from({ length: Math.ceil(m / 4001) }, () => Array.from({ length: 4000 }, control).join('')).join(' ').slice(0, m);
+// Pieces of control characters (one id per byte), each one distinct, separated by spaces:
+// 4000 bytes (past the word cache's 1 KB limit) or 1000 (under it, each seen once).
+const longPieces = (m, len) => Array.from({ length: Math.ceil(m / (len + 1)) }, () => Array.from({ length: len }, control).join('')).join(' ').slice(0, m);
 const syllables = ['the', 'ing', 'and', 'tion', 'ment', 'ous', 'able', 'over', 'under', 'light'];
 const syllable = () => syllables[((seed = (seed * 1103515245 + 12345) & 0x7fffffff) >> 16) % syllables.length];
 // 1000-byte words of random syllables (~4 bytes per id), each twice on its own line: the word
-// cache keeps a piece of over 128 bytes from its second sight, if it has at least 2 bytes per
-// id, so this is the most of an input it can keep.
+// cache keeps a piece of over 128 bytes from its second sight if it has at least 2 bytes per
+// id, so it keeps every one of these.
 const longTwice = (m) => Array.from({ length: Math.ceil(m / 2002) }, () => { const w = Array.from({ length: 300 }, syllable).join('').slice(0, 1000); return w + '\\n' + w + '\\n'; }).join('').slice(0, m);
 const text =
   kind === 'one letter' ? 'a'.repeat(n)
-  : kind === 'long pieces' ? longPieces(n)
+  : kind === 'long pieces' ? longPieces(n, 4000)
+  : kind === 'long pieces of 1000 bytes' ? longPieces(n, 1000)
   : kind === 'long pieces twice' ? longTwice(n)
   : kind === 'two letters' ? Array.from({ length: n }, letter).join('')
   : 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(n / 45)).slice(0, n);
@@ -83,6 +85,17 @@ describe.skipIf(!nativeAddonStatus().available || !existsSync(distIndex))(`nativ
   ])('%s, %i MiB of long distinct pieces', (model, mib) => {
     const { ids, perByte } = measure(model, 'long pieces', mib * MIB);
     console.log(`${model} ${mib} MiB of long pieces: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
+    expect(ids).toBeGreaterThan(0);
+    expect(perByte).toBeLessThanOrEqual(BOUND);
+  });
+  it.each([
+    ['gpt-4o', 1],
+    ['llama3', 1],
+  ])('%s, %i MiB of distinct 1000-byte pieces of one id per byte', (model, mib) => {
+    // Cached on first sight, as pieces of up to 128 bytes are, these took 19 (gpt-4o) and 24
+    // (llama3) B/byte.
+    const { ids, perByte } = measure(model, 'long pieces of 1000 bytes', mib * MIB);
+    console.log(`${model} ${mib} MiB of 1000-byte pieces: ${perByte.toFixed(1)} B/byte, ${ids} ids`);
     expect(ids).toBeGreaterThan(0);
     expect(perByte).toBeLessThanOrEqual(BOUND);
   });

@@ -890,6 +890,18 @@ static void checkWordCacheLongPieces() {
   CHECK(!holds(dense, 151));
   for (int i = 0; i < 3; i++) put(tooLong, 10);
   CHECK(!holds(tooLong, 10));
+  // A key is compared whole: under one hash, a key that differs only past byte 1000 misses.
+  std::string a(most, 'f'), b = a;
+  b[1000] = 'g';
+  const std::vector<uint32_t> ids(10, 5);
+  const uint64_t h = 0x123456789ull;
+  const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
+  const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
+  cache.insert(pa, a.size(), h, ids.data(), ids.size());
+  cache.insert(pa, a.size(), h, ids.data(), ids.size());
+  size_t count = 0;
+  CHECK(cache.find(pa, a.size(), h, &count) && count == ids.size());
+  CHECK(!cache.find(pb, b.size(), h, &count));
 }
 
 // VocabMap against std::map: every encodable token of 1 to 40 bytes (short ones inline in
