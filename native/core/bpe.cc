@@ -29,6 +29,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "ascii_runs.h"
+
 namespace promptenc {
 
 namespace {
@@ -548,17 +550,9 @@ size_t BpeModel::nextCut(const uint8_t* p, size_t s, size_t n) const {
   return n;
 }
 
-namespace {
-// No byte of p[0, n) has its top bit set; n >= 8 (overlapping last word).
-inline bool asciiOnly(const uint8_t* p, size_t n) {
-  uint64_t any = load64(p + n - 8);
-  for (size_t i = 0; i + 8 < n; i += 8) any |= load64(p + i);
-  return (any & 0x8080808080808080ull) == 0;
-}
-}  // namespace
-
 void BpeModel::mergeWord(const uint8_t* p, size_t n, std::vector<uint32_t>& out, BpeScratch& scratch) const {
-  if (n <= shortMax_ && n < queueMinSymbols_ && joinsExact_ && (n <= kShortAnyBytes || asciiOnly(p, n))) {
+  if (n <= shortMax_ && n < queueMinSymbols_ && joinsExact_ &&
+      (n <= kShortAnyBytes || ascii::skipAscii(p, 0, n) == n)) {
     mergeShort(p, n, out);
     return;
   }

@@ -3,9 +3,7 @@
 // pair of least (rank, position), then updates only the two pairs next to it. Most pieces
 // of real text are a few bytes long; for them the queue (sorting the initial pairs, heap
 // pushes, the prev/next list) cost several times more than the merges themselves.
-#include <climits>
 #include <cstdint>
-#include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
