@@ -260,6 +260,7 @@ void MergeMap::build(const uint32_t* triples, size_t count) {
     for (;;) {
       Entry& e = slots_[h];
       if (e.key == kEmpty || e.key == key) {
+        repeats_ = repeats_ || e.key == key;
         e = Entry{key, uint32_t(rank), newId};
         break;
       }
@@ -393,7 +394,6 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
   const size_t vocab = offsets_.size() - 1;
   for (size_t i = 0; i < mergeCount * 3; i++)
     if (mergeTriples[i] >= vocab) throw std::invalid_argument("merge refers to an id outside the vocab");
-  vocab_.build(&bytes_, &offsets_, encodable, ignoreMerges);
   encodable_ = encodable;
   merges_.build(mergeTriples, mergeCount);
   mergeByRank_.resize(mergeCount);
@@ -408,6 +408,9 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
                                   uint64_t(offsets_[a + 1] - offsets_[a]) + (offsets_[b + 1] - offsets_[b]);
   }
   joinsExact_ = joins;
+  // Short tokens inline (4 MB for o200k) when whole pieces may be looked up: with ignore_merges,
+  // or when tokens can map to themselves (joinsExact_, see initSelfTokens).
+  vocab_.build(&bytes_, &offsets_, encodable, ignoreMerges || joins);
   for (int b = 0; b < 256; b++) {
     uint8_t c = uint8_t(b);
     byteToId_[b] = vocab_.find(&c, 1);
@@ -422,6 +425,9 @@ BpeModel::BpeModel(std::vector<uint8_t> bytes, std::vector<uint32_t> offsets, co
     const int a = byteOf[mergeTriples[r * 3]], b = byteOf[mergeTriples[r * 3 + 1]];
     if (a >= 0 && b >= 0) bytePairRank_[a * 256 + b] = uint32_t(r);
   }
+  initSelfTokens(mergeTriples, mergeCount);
+  wholeTokens_ = ignoreMerges_;
+  for (uint64_t w : selfBits_) wholeTokens_ = wholeTokens_ || w != 0;
 }
 
 void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out,
@@ -435,10 +441,10 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     return;
   }
   // The short cache comes first: it holds whatever this function produced for the same
-  // bytes. Then, with ignore_merges, a short piece that is a token is answered by its
-  // vocabulary bucket (which the piece loop prefetched when the last miss was not in
-  // WordCache), before WordCache, which seldom has a short piece (only what the short cache
-  // pushed out) and whose slot was not prefetched then.
+  // bytes. Then a short piece that is a token (with ignore_merges any, else one that BPE maps
+  // to itself: see bpe_self.cc) is answered by its vocabulary bucket (which the piece loop prefetched when the last
+  // miss was not in WordCache), before WordCache, which seldom has a short piece (only what the short cache pushed out)
+  // and whose slot was not prefetched then.
   const bool isShort = n <= ShortWordCache::kMaxLen;
   const ShortWordCache::Key key = isShort ? ShortWordCache::keyOf(p, n) : ShortWordCache::Key{0, 0};
   const size_t outStart = out.size();
@@ -447,9 +453,9 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
       out.insert(out.end(), e->ids, e->ids + e->count);
       return;
     }
-    if (ignoreMerges_) {
+    if (wholeTokens_) {
       const uint32_t id = vocab_.findShort(key, h);
-      if (id != kNoId) {
+      if (id != kNoId && mapsToSelf(id)) {
         out.push_back(id);
         scratch.keepShort(key, n, h, &id, 1);
         return;
@@ -468,9 +474,9 @@ void BpeModel::encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<ui
     remember();
     return;
   }
-  if (!isShort && ignoreMerges_) {
+  if (!isShort && wholeTokens_) {
     uint32_t id = vocab_.find(p, n, h);
-    if (id != kNoId) {
+    if (id != kNoId && mapsToSelf(id)) {
       out.push_back(id);
       if (cacheable) scratch.cache.insert(p, n, h, &id, 1);
       return;

@@ -61,6 +61,8 @@ class MergeMap {
   const Entry* find(uint32_t left, uint32_t right) const {
     return findFrom((uint64_t(left) << 32) | right, slotOf(left, right));
   }
+  /// Whether some pair was listed twice (then an earlier rank of it is not in force).
+  bool hasRepeats() const { return repeats_; }
 
  private:
   const Entry* findFrom(uint64_t key, uint64_t h) const {
@@ -91,6 +93,7 @@ class MergeMap {
   uint64_t mask_ = 0;
   HugeVector<uint64_t> filter_;
   uint64_t filterMask_ = 0;
+  bool repeats_ = false;
 };
 
 /// Bounded cache of pre-token -> ids for one encoding state (one thread at a time).
@@ -456,8 +459,12 @@ class BpeModel {
   void encodeWord(const uint8_t* p, size_t n, uint64_t h, std::vector<uint32_t>& out, BpeScratch& scratch) const;
   /// The id of a one-byte piece (kNoId: dropped, as HF drops a byte with no token).
   uint32_t byteId(uint8_t b) const { return byteToId_[b]; }
-  /// Whether encodeWord answers a piece that is a whole token by one vocabulary lookup.
-  bool wholeTokenLookup() const { return ignoreMerges_; }
+  /// Whether encodeWord answers a piece that is a whole token by one vocabulary lookup: with
+  /// ignore_merges every such piece, else the tokens that BPE maps to themselves.
+  bool wholeTokenLookup() const { return wholeTokens_; }
+  /// Whether a piece of exactly this token's bytes encodes to the token alone, as known without
+  /// merging (ignore_merges, or selfBits_; false may still be true when merged). For tests.
+  bool mapsToSelf(uint32_t id) const { return ignoreMerges_ || ((selfBits_[id >> 6] >> (id & 63)) & 1); }
   /// Where the vocabulary lookup of a piece of 2 to ShortKey::kMaxLen bytes starts.
   LineTable shortTokens() const { return vocab_.shortLines(); }
 
@@ -526,6 +533,10 @@ class BpeModel {
   HugeVector<uint32_t> bytePairRank_;
   uint32_t byteToId_[256];
   bool ignoreMerges_;
+  // Without ignore_merges: bit t set when BPE on token t's bytes yields t alone (bpe_self.cc).
+  void initSelfTokens(const uint32_t* triples, size_t count);
+  std::vector<uint64_t> selfBits_;
+  bool wholeTokens_ = false;  // ignoreMerges_, or some token in selfBits_
   // Every merge of two encodable tokens yields an encodable token whose length is the sum
   // of theirs (checked at construction): the condition under which mergeShort is exact.
   bool joinsExact_ = false;

