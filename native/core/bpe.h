@@ -465,6 +465,9 @@ class BpeModel {
   /// Whether a piece of exactly this token's bytes encodes to the token alone, as known without
   /// merging (ignore_merges, or selfBits_; false may still be true when merged). For tests.
   bool mapsToSelf(uint32_t id) const { return ignoreMerges_ || ((selfBits_[id >> 6] >> (id & 63)) & 1); }
+  /// The chain links that deciding selfBits_ may follow, per merge (plus 64 K in all): a bound
+  /// on its load time for any merge list.
+  static constexpr size_t kSelfLinksPerMerge = 32;
   /// Where the vocabulary lookup of a piece of 2 to ShortKey::kMaxLen bytes starts.
   LineTable shortTokens() const { return vocab_.shortLines(); }
 

@@ -119,6 +119,8 @@ void BpeModel::initSelfTokens(const uint32_t* triples, size_t count) {
   };
   Step steps[2 * kMaxChain];
   MergeMap::Probe probes[2 * kMaxChain];
+  const size_t budget = kSelfLinksPerMerge * count + (size_t(1) << 16);
+  size_t work = 0;
   for (size_t r = 0; r < count; r++) {
     if (!inForce(r)) continue;
     const uint32_t l = triples[r * 3], rt = triples[r * 3 + 1], t = triples[r * 3 + 2];
@@ -131,6 +133,10 @@ void BpeModel::initSelfTokens(const uint32_t* triples, size_t count) {
         std::memcmp(bytes + offsets_[t] + tokenLen(l), bytes + offsets_[rt], tokenLen(rt)) != 0)
       continue;
     if (!follow(l, true, cl) || !follow(rt, false, cr)) continue;
+    // A walk costs its two chains' lengths. Real merge lists take ~5 links per merge; a hostile
+    // one can make every walk 512 links long, so past the budget the rest stay unmarked.
+    work += (kMaxChain - cl.at) + (kMaxChain - cr.at);
+    if (work > budget) return;
     // Chain indices: the next change of a side is at rank[k + 1] (kNoId past its top).
     size_t i = cl.at, j = cr.at, ns = 0;
     while (i + 1 < kMaxChain || j + 1 < kMaxChain) {

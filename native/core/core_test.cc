@@ -997,6 +997,27 @@ static void checkVocabMap() {
   CHECK(small.find(ShortKey::of(reinterpret_cast<const uint8_t*>("k9"), 2), last) == kNoId);
 }
 
+// The 256 byte tokens alone, for merge lists written by hand (addMerge).
+static SyntheticVocab byteVocab() {
+  SyntheticVocab v;
+  for (int b = 0; b < 256; b++) {
+    v.idOf[std::string(1, char(b))] = uint32_t(v.tokens.size());
+    v.tokens.emplace_back(1, char(b));
+  }
+  return v;
+}
+
+// The next rank: (l, r) -> l + r, a new token unless it is one already. Returns its id.
+static uint32_t addMerge(SyntheticVocab& v, const std::string& l, const std::string& r) {
+  const std::string t = l + r;
+  if (!v.idOf.count(t)) {
+    v.idOf[t] = uint32_t(v.tokens.size());
+    v.tokens.push_back(t);
+  }
+  v.triples.insert(v.triples.end(), {v.idOf[l], v.idOf[r], v.idOf[t]});
+  return v.idOf[t];
+}
+
 // BpeModel::mapsToSelf (bpe_self.cc: which tokens BPE maps to themselves, found without merging)
 // against the heap port of word.rs run on every token's bytes. A set bit must mean the merges
 // give the token alone; for vocabularies that meet the proof's conditions (one merge per
@@ -1062,19 +1083,8 @@ static void checkSelfTokens() {
   // "aab" is made as (aa, b), but (a, b) ranks before (a, a). Neither may be marked. "abbb"
   // merges as ab, then bb, then (ab, bb): marked. "cd" is yielded by (d, c).
   {
-    SyntheticVocab v;
-    for (int b = 0; b < 256; b++) {
-      v.idOf[std::string(1, char(b))] = uint32_t(v.tokens.size());
-      v.tokens.emplace_back(1, char(b));
-    }
-    auto add = [&](const std::string& l, const std::string& r) {
-      const std::string t = l + r;
-      if (!v.idOf.count(t)) {
-        v.idOf[t] = uint32_t(v.tokens.size());
-        v.tokens.push_back(t);
-      }
-      v.triples.insert(v.triples.end(), {v.idOf[l], v.idOf[r], v.idOf[t]});
-    };
+    SyntheticVocab v = byteVocab();
+    auto add = [&](const std::string& l, const std::string& r) { return addMerge(v, l, r); };
     add("b", "a");    // rank 0
     add("a", "b");    // rank 1
     add("ab", "a");   // rank 2: aba, but a + ba comes first
@@ -1096,6 +1106,44 @@ static void checkSelfTokens() {
     CHECK(!model.mapsToSelf(v.idOf["aab"]));
     CHECK(model.mapsToSelf(v.idOf["abbb"]));
     CHECK(model.mergesJoin() && !model.mapsToSelf(v.idOf["cd"]));
+  }
+  // A merge list built so that every walk is long: one token of 250 distinct bytes, made left
+  // to right (its left chain has 250 links), then 2,142 merges (x, its first k bytes) for
+  // k = 200..250. Marking stops at BpeModel::kSelfLinksPerMerge links per merge, so later
+  // merges' tokens stay unmarked (they all map to themselves); what is marked is right.
+  {
+    SyntheticVocab v = byteVocab();
+    auto add = [&](const std::string& l, const std::string& r) { return addMerge(v, l, r); };
+    std::string spine(1, char(0));
+    for (int b = 1; b < 250; b++) {
+      add(spine, std::string(1, char(b)));
+      spine += char(b);
+    }
+    std::vector<std::string> lefts;
+    for (int x = 250; x < 256; x++) lefts.emplace_back(1, char(x));
+    for (int x = 250; x < 256; x++)
+      for (int y = 250; y < 256; y++) {
+        add(std::string(1, char(x)), std::string(1, char(y)));
+        lefts.push_back(std::string(1, char(x)) + char(y));
+      }
+    std::vector<uint32_t> hostile;
+    for (const std::string& x : lefts)
+      for (size_t k = 200; k <= 250; k++) hostile.push_back(add(x, spine.substr(0, k)));
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
+    std::vector<uint8_t> encodable(v.tokens.size(), 1);
+    const size_t count = v.triples.size() / 3;
+    const BpeModel model(bytes, offsets, encodable, v.triples.data(), count, false);
+    BpeModel heapOnly(bytes, offsets, encodable, v.triples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    size_t self, missed;
+    CHECK(compare(model, heapOnly, bytes, offsets, encodable, v.triples, &self, &missed) == 0);
+    size_t marked = 0;
+    for (uint32_t id : hostile) marked += model.mapsToSelf(id);
+    CHECK(marked > 0 && marked < hostile.size() / 2);
+    CHECK(model.mapsToSelf(v.idOf[spine]));
+    CHECK(missed == hostile.size() - marked);
   }
   // Llama 3 and gpt-oss (ignore_merges models, built here without it) list a merge for many
   // splits of a token (280k and 446k merges for 128k and 200k tokens), so their merges are not
