@@ -231,21 +231,38 @@ void WordCache::insert(const uint8_t* p, size_t n, uint64_t h, const uint32_t* i
   }
 }
 
+std::unique_ptr<ShortWordCache::Entry[], ShortWordCache::Free> ShortWordCache::allocate(size_t entries) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, entries * sizeof(Entry)) != 0) throw std::bad_alloc();
+  return std::unique_ptr<Entry[], Free>(static_cast<Entry*>(p));
+}
+
+uint64_t ShortWordCache::hashOf(const Entry& e) {
+  const size_t n = size_t(e.hi >> 56);
+  if (n <= 8) return hashShort(e.lo, n);
+  // Bytes [n - 8, n): the top 16 - n bytes of lo, then the n - 8 bytes of hi.
+  const uint64_t hiBytes = e.hi & ~(uint64_t(0xFF) << 56);
+  return hashMid(e.lo, (e.lo >> (8 * (n - 8))) | (hiBytes << (8 * (16 - n))), n);
+}
+
 void ShortWordCache::grow() {
-  CacheVector<Entry> old;
-  old.swap(table_);
-  const size_t sets = (mask_ + 1) * 2;
-  table_.assign(sets * 2, Entry{});
+  const size_t oldSets = mask_ + 1, sets = oldSets * 2;
+  std::unique_ptr<Entry[], Free> old = std::move(table_);
+  table_ = allocate(sets * 2);
   mask_ = sets - 1;
-  // Way 1 first, so a set's most recent entry ends up in way 0 again (a set splits in two
-  // when the table doubles; no two old sets share a new one). The piece's hash comes back
-  // from the packed key, which holds all its bytes.
-  for (size_t i = 0; i < old.size(); i++) {
-    const Entry& e = old[i];
-    if (!e.hi) continue;
-    uint8_t b[16];
-    const size_t n = bytesOf(e, b);
-    place(e, hashBytes(b, n));  // a set splits in two: nothing is pushed out
+  // Set s splits into s and s + oldSets (one more bit of the hash): both are written here,
+  // once each. An entry keeps its way, but for way 1 when way 0 of its new set is free: as
+  // place() into an empty set would put them.
+  for (size_t s = 0; s < oldSets; s++) {
+    Entry* low = table_.get() + s * 2;
+    Entry* high = table_.get() + (s + oldSets) * 2;
+    low[0] = low[1] = high[0] = high[1] = Entry{};
+    for (int way = 0; way < 2; way++) {
+      const Entry& e = old[s * 2 + way];
+      if (!e.hi) continue;
+      Entry* to = setOf(hashOf(e)) == s ? low : high;
+      to[to[0].hi ? 1 : 0] = e;
+    }
   }
 }
 

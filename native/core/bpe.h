@@ -3,7 +3,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -230,21 +232,22 @@ class ShortWordCache {
   };
   View view() const {
     alignas(64) static const Entry kNone[2] = {};
-    return table_.empty() ? View{kNone, 0} : View{table_.data(), mask_};
+    return table_ ? View{table_.get(), mask_} : View{kNone, 0};
   }
   /// n is implied by k (kept for callers that pass it).
   const Entry* find(Key k, size_t /*n*/, uint64_t h) const { return view().find(k, h); }
   /// count: 1 to kMaxIds ids. Returns the entry the insert pushed out of its set (hi 0 when
   /// none), for the caller to keep in WordCache.
   Entry insert(Key k, size_t /*n*/, uint64_t h, const uint32_t* ids, size_t count) {
-    if (table_.empty()) {
-      table_.assign(kMinSets * 2, Entry{});
+    if (!table_) {
+      table_ = allocate(kMinSets * 2);
+      for (size_t i = 0; i < kMinSets * 2; i++) table_[i] = Entry{};
       mask_ = kMinSets - 1;
-    } else if (inserts_ * 2 >= table_.size() && mask_ + 1 < kMaxSets) {
+    } else if (inserts_ >= mask_ + 1 && mask_ + 1 < kMaxSets) {  // half as many inserts as ways
       grow();
     }
     inserts_++;
-    Entry en;
+    Entry en{};
     en.lo = k.lo;
     en.hi = k.hi;
     en.count = uint32_t(count);
@@ -265,7 +268,7 @@ class ShortWordCache {
   // insert, which takes way 0 and moves way 0 to way 1: three pieces that take turns in one
   // set then hit one time in three instead of never, and way 0 still turns over slowly.
   Entry place(const Entry& en, uint64_t h) {
-    Entry* e = &table_[setOf(h) * 2];
+    Entry* e = table_.get() + setOf(h) * 2;
     if (!e[0].hi) {
       e[0] = en;
       return Entry{};
@@ -280,7 +283,16 @@ class ShortWordCache {
     return out;
   }
   void grow();
-  CacheVector<Entry> table_;
+  // The table is raw memory (posix_memalign), not a vector: grow() writes every set of the new
+  // table once, where a vector's zero fill wrote it all first (a tenth of a first pass over
+  // the o200k rank table).
+  struct Free {
+    void operator()(Entry* p) const { std::free(p); }
+  };
+  static std::unique_ptr<Entry[], Free> allocate(size_t entries);
+  // An entry's piece hash (hashBytes of its bytes), from its packed words.
+  static uint64_t hashOf(const Entry& e);
+  std::unique_ptr<Entry[], Free> table_;
   size_t mask_ = 0;
   size_t inserts_ = 0;
 };
