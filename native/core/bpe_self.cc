@@ -52,6 +52,9 @@ void BpeModel::initSelfTokens(const uint32_t* triples, size_t count) {
   auto inForce = [&](size_t r) {
     const uint32_t a = triples[r * 3], b = triples[r * 3 + 1];
     if (!encodable_[a] || !encodable_[b]) return false;
+    // Nor one with an empty part: no symbol is ever empty. (Left in, ("", z) -> b would make
+    // byte b look merged, and its chain would end at "" instead of at b.)
+    if (tokenLen(a) == 0 || tokenLen(b) == 0) return false;
     if (!repeats) return true;
     const MergeMap::Entry* e = merges_.find(a, b);
     return e && e->rank == r;

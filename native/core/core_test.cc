@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -1059,22 +1060,28 @@ static void checkSelfTokens() {
     }
     return wrong;
   };
+  // A synthetic vocabulary (every token encodable) as a model, its bits checked by compare.
+  auto checked = [&](const SyntheticVocab& v, size_t* self, size_t* missed) {
+    std::vector<uint8_t> bytes;
+    std::vector<uint32_t> offsets;
+    v.bytesAndOffsets(bytes, offsets);
+    std::vector<uint8_t> encodable(v.tokens.size(), 1);
+    const size_t count = v.triples.size() / 3;
+    auto model = std::make_unique<BpeModel>(bytes, offsets, encodable, v.triples.data(), count, false);
+    BpeModel heapOnly(bytes, offsets, encodable, v.triples.data(), count, false);
+    heapOnly.setShortMaxSymbols(0);
+    CHECK(compare(*model, heapOnly, bytes, offsets, encodable, v.triples, self, missed) == 0);
+    return model;
+  };
   std::mt19937 rnd(2024);
   size_t orderedSelf = 0, unorderedSelf = 0;
   for (int seed = 0; seed < 300; seed++) {
     const bool ordered = seed % 3 != 0;
     // Over "ab" most pairs are merges, so the boundary pairs often are too (crossings, ties).
     SyntheticVocab v = randomVocab(rnd, 30 + seed * 2, 4 + seed % 10, ordered, seed % 2 ? 2 : 4);
-    std::vector<uint8_t> bytes;
-    std::vector<uint32_t> offsets;
-    v.bytesAndOffsets(bytes, offsets);
-    std::vector<uint8_t> encodable(v.tokens.size(), 1);
-    const size_t count = v.triples.size() / 3;
-    const BpeModel model(bytes, offsets, encodable, v.triples.data(), count, false);
-    BpeModel heapOnly(bytes, offsets, encodable, v.triples.data(), count, false);
-    heapOnly.setShortMaxSymbols(0);
     size_t self, missed;
-    CHECK(compare(model, heapOnly, bytes, offsets, encodable, v.triples, &self, &missed) == 0);
+    const std::unique_ptr<BpeModel> built = checked(v, &self, &missed);
+    const BpeModel& model = *built;
     if (ordered) CHECK(missed == 0);
     (ordered ? orderedSelf : unorderedSelf) += self;
   }
@@ -1096,16 +1103,32 @@ static void checkSelfTokens() {
     v.idOf["cd"] = uint32_t(v.tokens.size());
     v.tokens.push_back("cd");
     v.triples.insert(v.triples.end(), {v.idOf["d"], v.idOf["c"], v.idOf["cd"]});
-    std::vector<uint8_t> bytes;
-    std::vector<uint32_t> offsets;
-    v.bytesAndOffsets(bytes, offsets);
-    std::vector<uint8_t> encodable(v.tokens.size(), 1);
-    const BpeModel model(bytes, offsets, encodable, v.triples.data(), v.triples.size() / 3, false);
+    size_t self, missed;
+    const std::unique_ptr<BpeModel> built = checked(v, &self, &missed);
+    const BpeModel& model = *built;
     CHECK(model.mapsToSelf(v.idOf["ba"]) && model.mapsToSelf(v.idOf["ab"]) && model.mapsToSelf(v.idOf["aa"]));
     CHECK(!model.mapsToSelf(v.idOf["aba"]));
     CHECK(!model.mapsToSelf(v.idOf["aab"]));
     CHECK(model.mapsToSelf(v.idOf["abbb"]));
     CHECK(model.mergesJoin() && !model.mapsToSelf(v.idOf["cd"]));
+  }
+  // An empty token that merges into a byte: ("", z) -> b and (z, "") -> b have lengths that add
+  // up, but no symbol is ever empty, so they never fire, and "bcd" = (b, cd) merges as (b, c)
+  // first (rank 2 < 3): [bc, d]. Counting those merges once made b's chain end at "", and the
+  // walk never tested (b, c).
+  {
+    SyntheticVocab v = byteVocab();
+    v.idOf[""] = uint32_t(v.tokens.size());
+    v.tokens.emplace_back();
+    v.triples.insert(v.triples.end(), {v.idOf[""], v.idOf["z"], v.idOf["b"]});
+    v.triples.insert(v.triples.end(), {v.idOf["z"], v.idOf[""], v.idOf["b"]});
+    addMerge(v, "b", "c");
+    addMerge(v, "c", "d");
+    const uint32_t bcd = addMerge(v, "b", "cd");
+    size_t self, missed;
+    const std::unique_ptr<BpeModel> built = checked(v, &self, &missed);
+    const BpeModel& model = *built;
+    CHECK(model.mergesJoin() && !model.mapsToSelf(bcd));
   }
   // A merge list built so that every walk is long: one token of 250 distinct bytes, made left
   // to right (its left chain has 250 links), then 2,142 merges (x, its first k bytes) for
@@ -1129,16 +1152,9 @@ static void checkSelfTokens() {
     std::vector<uint32_t> hostile;
     for (const std::string& x : lefts)
       for (size_t k = 200; k <= 250; k++) hostile.push_back(add(x, spine.substr(0, k)));
-    std::vector<uint8_t> bytes;
-    std::vector<uint32_t> offsets;
-    v.bytesAndOffsets(bytes, offsets);
-    std::vector<uint8_t> encodable(v.tokens.size(), 1);
-    const size_t count = v.triples.size() / 3;
-    const BpeModel model(bytes, offsets, encodable, v.triples.data(), count, false);
-    BpeModel heapOnly(bytes, offsets, encodable, v.triples.data(), count, false);
-    heapOnly.setShortMaxSymbols(0);
     size_t self, missed;
-    CHECK(compare(model, heapOnly, bytes, offsets, encodable, v.triples, &self, &missed) == 0);
+    const std::unique_ptr<BpeModel> built = checked(v, &self, &missed);
+    const BpeModel& model = *built;
     size_t marked = 0;
     for (uint32_t id : hostile) marked += model.mapsToSelf(id);
     CHECK(marked > 0 && marked < hostile.size() / 2);
