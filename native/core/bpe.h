@@ -475,7 +475,8 @@ class BpeModel {
   /// ignore_merges every such piece, else the tokens that BPE maps to themselves.
   bool wholeTokenLookup() const { return wholeTokens_; }
   /// Whether a piece of exactly this token's bytes encodes to the token alone, as known without
-  /// merging (ignore_merges, or selfBits_; false may still be true when merged). For tests.
+  /// merging (ignore_merges, or selfBits_; false may still be true when merged). encodeWord
+  /// asks it after a vocabulary hit; tests compare it with the merges.
   bool mapsToSelf(uint32_t id) const { return ignoreMerges_ || ((selfBits_[id >> 6] >> (id & 63)) & 1); }
   /// The chain links that deciding selfBits_ may follow, per merge (plus 64 K in all): a bound
   /// on its load time for any merge list.

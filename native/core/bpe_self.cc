@@ -8,12 +8,15 @@
 // Computed in two passes over the ranks, O(merges x chain length), without running the merge
 // loop on any token: ~15 ms for o200k's 200k merges, ~9 ms for Qwen3's 151k on this project's
 // bench machine (a tokenizer load is 135-175 ms in Node). Why that is exact, when (1) every
-// merge joins its parts' bytes, and (2) every merge in force ranks after every merge in force
-// that yields one of its parts ("ordered", checked below; trained merge lists are):
+// merge that can fire yields a token as long as its parts together (joinsExact_; a merge with
+// an empty part never fires, as no symbol is empty), each marked token's bytes are its parts'
+// bytes joined (checked per token), and (2) every merge in force ranks after every merge in
+// force that yields one of its parts ("ordered", checked below; trained merge lists are):
 // - By (2), the ranks word.rs applies never decrease: a merge creates a token, and any pair
 //   with that token in it ranks after the merge that created it. So within one piece, the
 //   merge applied at rank k happens after those of lower rank, and equal ranks are the same
-//   pair, applied left to right.
+//   pair, applied left to right. (word.rs's stale test compares only the new id; by (1) a pair
+//   that has changed yields a longer token, so that test keeps exactly the unchanged pairs.)
 // - If t has one merge (l, r) that yields it and BPE on t's bytes ends in [t], that merge came
 //   last and no earlier merge crossed the boundary between l's bytes and r's (a symbol that
 //   covers it can never become exactly l). Until then each side runs exactly as BPE on l's or
@@ -115,13 +118,6 @@ void BpeModel::initSelfTokens(const uint32_t* triples, size_t count) {
     }
     return false;
   };
-  // The walk's path depends only on the chains' ranks: the states whose pair may cross are
-  // collected first, then probed together (their misses overlap), then compared.
-  struct Step {
-    uint32_t left, right, lam, mu;  // the pair; the next rank at which l's side, r's side changes
-  };
-  Step steps[2 * kMaxChain];
-  MergeMap::Probe probes[2 * kMaxChain];
   const size_t budget = kSelfLinksPerMerge * count + (size_t(1) << 16);
   size_t work = 0;
   for (size_t r = 0; r < count; r++) {
@@ -140,24 +136,22 @@ void BpeModel::initSelfTokens(const uint32_t* triples, size_t count) {
     // one can make every walk 512 links long, so past the budget the rest stay unmarked.
     work += (kMaxChain - cl.at) + (kMaxChain - cr.at);
     if (work > budget) return;
-    // Chain indices: the next change of a side is at rank[k + 1] (kNoId past its top).
-    size_t i = cl.at, j = cr.at, ns = 0;
-    while (i + 1 < kMaxChain || j + 1 < kMaxChain) {
+    // Chain indices: the next change of a side is at rank[k + 1] (kNoId past its top); lam and
+    // mu are the next ranks at which l's side and r's side change.
+    size_t i = cl.at, j = cr.at;
+    bool crosses = false;
+    while (!crosses && (i + 1 < kMaxChain || j + 1 < kMaxChain)) {
       const uint32_t lam = cl.rank[i + 1], mu = cr.rank[j + 1];
       // The pair ranks at least both parts' least edge rank: below that, no probe.
       const uint32_t least = std::max(cl.edge[i], cr.edge[j]);
-      steps[ns] = Step{cl.id[i], cr.id[j], lam, mu};
-      ns += least < lam && least <= mu;
+      if (least < lam && least <= mu) {
+        const MergeMap::Entry* e = merges_.findFiltered(cl.id[i], cr.id[j]);
+        const uint32_t beta = e ? e->rank : kNoId;
+        crosses = beta < lam && beta <= mu;
+      }
       const bool leftFirst = lam <= mu;
       i += leftFirst;
       j += !leftFirst;
-    }
-    for (size_t k = 0; k < ns; k++) probes[k] = merges_.probe(steps[k].left, steps[k].right);
-    bool crosses = false;
-    for (size_t k = 0; k < ns && !crosses; k++) {
-      const MergeMap::Entry* e = merges_.resolve(probes[k]);
-      const uint32_t beta = e ? e->rank : kNoId;
-      crosses = beta < steps[k].lam && beta <= steps[k].mu;
     }
     if (!crosses) mark(t);
   }
